@@ -1,0 +1,89 @@
+// The case model: the inputs of one FP8 paged MQA logits call (spec §1, §2), and their validation.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pmqa/reference/fp8.hpp"
+
+namespace pmqa {
+
+// How the fp8 values of one KV block are laid out (spec §2). Scales are never shuffled.
+enum class KvLayout : std::uint8_t {
+  normal,   // offset(t, d) = t*D + d
+  shuffle,  // 16-token x 16-byte tiles (AITER preshuffle); block_size % 16 == 0 and D % 16 == 0
+};
+
+// Which output cells a kernel promises to write (spec §1.3).
+enum class Contract : std::uint8_t {
+  clean,       // every column: the logit for j < E_r, exactly -inf from E_r on
+  valid_only,  // only columns j < E_r are compared
+};
+
+std::string_view to_string(KvLayout layout) noexcept;
+std::string_view to_string(Contract contract) noexcept;
+KvLayout parse_kv_layout(std::string_view text);  // "normal" | "shuffle"; throws std::invalid_argument
+Contract parse_contract(std::string_view text);   // "clean" | "valid-only"; throws std::invalid_argument
+
+// Invalid input: the message names the field, the index and the value.
+class CaseError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One call's inputs. Buffers are flat and row-major in the shapes given beside them.
+struct Case {
+  // Provenance: enough to regenerate the case.
+  std::string name;
+  std::string suite;
+  std::uint64_t seed = 0;
+
+  Fp8Format fp8 = Fp8Format::e4m3fn;  // format of q and of the KV values
+  KvLayout layout = KvLayout::normal;
+
+  std::int64_t batch = 0;       // B
+  std::int64_t next_n = 1;      // N: query tokens scored per sequence
+  std::int64_t heads = 0;       // H
+  std::int64_t head_dim = 0;    // D
+  std::int64_t block_size = 0;  // tokens per KV block
+  std::int64_t num_blocks = 0;  // physical blocks in kv_cache
+  std::int64_t block_stride = 0;        // bytes from one physical block to the next (>= block_size*(D+4))
+  std::int64_t max_blocks_per_seq = 0;  // columns of block_table
+  std::int64_t max_model_len = 0;       // logit columns
+  bool context_lens_2d = false;         // context_lens is [B, N] (E_r directly) instead of [B]
+
+  std::vector<std::uint8_t> q;             // [B, N, H, D] fp8 codes
+  std::vector<std::uint8_t> kv_cache;      // [num_blocks, block_stride] bytes
+  std::vector<float> weights;              // [B*N, H]
+  std::vector<std::int32_t> context_lens;  // [B] or [B, N]
+  std::vector<std::int32_t> block_table;   // [B, max_blocks_per_seq]
+
+  std::int64_t rows() const noexcept { return batch * next_n; }  // r = b*N + n
+  std::int64_t value_bytes_per_block() const noexcept { return block_size * head_dim; }
+  std::int64_t min_block_stride() const noexcept { return block_size * (head_dim + 4); }
+
+  // E_r: the number of valid keys of row r (spec §1.2). May be <= 0 (whole row invalid).
+  // Requires the shapes to be consistent (validate() first on untrusted input).
+  std::int64_t valid_keys(std::int64_t row) const noexcept;
+
+  // Logical blocks row r reads: ceil(max(E_r, 0) / block_size).
+  std::int64_t blocks_read(std::int64_t row) const noexcept;
+
+  // The physical block holding logical block `logical` of sequence b (no range check).
+  std::int32_t physical_block(std::int64_t b, std::int64_t logical) const noexcept {
+    return block_table[static_cast<std::size_t>(b * max_blocks_per_seq + logical)];
+  }
+};
+
+// Checks every invariant a kernel may rely on; throws CaseError naming field, index and value.
+// Entries of block_table that no row reads are not checked (they may be -1 or garbage).
+// Scales of every token a row reads must be finite and > 0, and weights finite (spec §1.1).
+void validate(const Case& c);
+
+// A one-line description: shape, formats, seed.
+std::string describe(const Case& c);
+
+}  // namespace pmqa
