@@ -1,1 +1,153 @@
-// placeholder
+#include "pmqa/reference/case.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "pmqa/reference/kv_cache.hpp"
+
+namespace pmqa {
+
+std::string_view to_string(KvLayout layout) noexcept { return layout == KvLayout::normal ? "normal" : "shuffle"; }
+std::string_view to_string(Contract contract) noexcept { return contract == Contract::clean ? "clean" : "valid-only"; }
+
+KvLayout parse_kv_layout(std::string_view text) {
+  if (text == "normal") return KvLayout::normal;
+  if (text == "shuffle") return KvLayout::shuffle;
+  throw std::invalid_argument("unknown KV layout '" + std::string(text) + "' (expected normal or shuffle)");
+}
+
+Contract parse_contract(std::string_view text) {
+  if (text == "clean") return Contract::clean;
+  if (text == "valid-only" || text == "valid_only") return Contract::valid_only;
+  throw std::invalid_argument("unknown output contract '" + std::string(text) + "' (expected clean or valid-only)");
+}
+
+std::int64_t Case::valid_keys(std::int64_t row) const noexcept {
+  const std::int64_t b = row / next_n;
+  const std::int64_t n = row % next_n;
+  if (context_lens_2d) return context_lens[static_cast<std::size_t>(row)];
+  return static_cast<std::int64_t>(context_lens[static_cast<std::size_t>(b)]) - next_n + n + 1;
+}
+
+std::int64_t Case::blocks_read(std::int64_t row) const noexcept {
+  const std::int64_t e = valid_keys(row);
+  return e <= 0 ? 0 : (e + block_size - 1) / block_size;
+}
+
+namespace {
+
+[[noreturn]] void fail(const std::string& message) { throw CaseError(message); }
+
+template <class... T>
+std::string cat(const T&... parts) {
+  std::ostringstream s;
+  (s << ... << parts);
+  return s.str();
+}
+
+// a * b, failing with the field's name if it overflows int64 (hostile case files).
+std::int64_t mul(std::int64_t a, std::int64_t b, const char* what) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) fail(cat(what, ": size ", a, " x ", b, " overflows 64 bits"));
+  return r;
+}
+
+void expect_size(const char* field, std::size_t actual, std::int64_t expected, const char* shape) {
+  if (static_cast<std::int64_t>(actual) != expected)
+    fail(cat(field, " has ", actual, " elements, expected ", expected, " for shape ", shape));
+}
+
+void check_dims(const Case& c) {
+  auto at_least = [](const char* field, std::int64_t v, std::int64_t lo) {
+    if (v < lo) fail(cat(field, " = ", v, " is below ", lo));
+  };
+  at_least("batch", c.batch, 0);
+  at_least("next_n", c.next_n, 1);
+  at_least("heads", c.heads, 1);
+  at_least("head_dim", c.head_dim, 1);
+  at_least("block_size", c.block_size, 1);
+  at_least("num_blocks", c.num_blocks, 0);
+  at_least("max_blocks_per_seq", c.max_blocks_per_seq, 0);
+  at_least("max_model_len", c.max_model_len, 0);
+  const std::int64_t min_stride = mul(c.block_size, c.head_dim + 4, "block_size*(head_dim+4)");
+  if (c.block_stride < min_stride)
+    fail(cat("block_stride = ", c.block_stride, " is below block_size*(head_dim+4) = ", min_stride));
+  if (c.layout == KvLayout::shuffle && (c.block_size % 16 != 0 || c.head_dim % 16 != 0))
+    fail(cat("layout shuffle needs block_size and head_dim multiples of 16 (block_size = ", c.block_size,
+             ", head_dim = ", c.head_dim, ")"));
+}
+
+void check_buffer_sizes(const Case& c) {
+  const std::int64_t rows = mul(c.batch, c.next_n, "rows");
+  expect_size("q", c.q.size(), mul(mul(rows, c.heads, "q"), c.head_dim, "q"), "[B, N, H, D]");
+  expect_size("kv_cache", c.kv_cache.size(), mul(c.num_blocks, c.block_stride, "kv_cache"), "[num_blocks, block_stride]");
+  expect_size("weights", c.weights.size(), mul(rows, c.heads, "weights"), "[B*N, H]");
+  expect_size("context_lens", c.context_lens.size(), c.context_lens_2d ? rows : c.batch,
+              c.context_lens_2d ? "[B, N]" : "[B]");
+  expect_size("block_table", c.block_table.size(), mul(c.batch, c.max_blocks_per_seq, "block_table"),
+              "[B, max_blocks_per_seq]");
+}
+
+float read_scale(const Case& c, std::int64_t block, std::int64_t t) {
+  float s;
+  std::memcpy(&s, c.kv_cache.data() + block * c.block_stride + kv_scale_offset(c.block_size, c.head_dim, t), 4);
+  return s;
+}
+
+}  // namespace
+
+void validate(const Case& c) {
+  check_dims(c);
+  check_buffer_sizes(c);
+
+  for (std::size_t i = 0; i < c.context_lens.size(); ++i) {
+    if (c.context_lens[i] < 0) {
+      if (c.context_lens_2d)
+        fail(cat("context_lens[", i / c.next_n, "][", i % c.next_n, "] = ", c.context_lens[i], " is negative"));
+      fail(cat("context_lens[", i, "] = ", c.context_lens[i], " is negative"));
+    }
+  }
+  for (std::size_t i = 0; i < c.weights.size(); ++i)
+    if (!std::isfinite(c.weights[i]))
+      fail(cat("weights[", i / c.heads, "][", i % c.heads, "] = ", c.weights[i], " is not finite"));
+
+  // Every block a row reads must exist, and every token it reads must have a usable scale.
+  for (std::int64_t r = 0; r < c.rows(); ++r) {
+    const std::int64_t b = r / c.next_n;
+    const std::int64_t e = c.valid_keys(r);
+    if (e > c.max_model_len)
+      fail(cat("row ", r, " (b = ", b, ", n = ", r % c.next_n, ") has E_r = ", e, " valid keys, above max_model_len = ",
+               c.max_model_len, c.context_lens_2d ? " (context_lens is 2-D)" : " (from context_lens[b])"));
+    const std::int64_t nblocks = c.blocks_read(r);
+    if (nblocks > c.max_blocks_per_seq)
+      fail(cat("row ", r, " reads ", nblocks, " logical blocks (E_r = ", e, ", block_size = ", c.block_size,
+               ") but block_table has ", c.max_blocks_per_seq, " columns"));
+    for (std::int64_t i = 0; i < nblocks; ++i) {
+      const std::int32_t p = c.physical_block(b, i);
+      if (p < 0 || p >= c.num_blocks)
+        fail(cat("block_table[", b, "][", i, "] = ", p, " is outside [0, ", c.num_blocks, ") (read by row ", r,
+                 ", E_r = ", e, ")"));
+      const std::int64_t tokens = std::min(c.block_size, e - i * c.block_size);
+      for (std::int64_t t = 0; t < tokens; ++t) {
+        const float s = read_scale(c, p, t);
+        if (!(std::isfinite(s) && s > 0))
+          fail(cat("kv_cache scale of physical block ", p, ", token ", t, " = ", s, " is not finite and > 0 (read by row ",
+                   r, ", key ", i * c.block_size + t, ")"));
+      }
+    }
+  }
+}
+
+std::string describe(const Case& c) {
+  std::ostringstream s;
+  if (!c.name.empty()) s << c.name << ": ";
+  s << "B=" << c.batch << " N=" << c.next_n << " H=" << c.heads << " D=" << c.head_dim << " block_size=" << c.block_size
+    << " blocks=" << c.num_blocks << " stride=" << c.block_stride << " max_model_len=" << c.max_model_len
+    << " fp8=" << to_string(c.fp8) << " layout=" << to_string(c.layout)
+    << " context_lens=" << (c.context_lens_2d ? "2-D" : "1-D") << " seed=" << c.seed;
+  return s.str();
+}
+
+}  // namespace pmqa

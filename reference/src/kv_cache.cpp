@@ -1,1 +1,72 @@
-// placeholder
+#include "pmqa/reference/kv_cache.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace pmqa {
+
+std::int64_t kv_value_offset(KvLayout layout, std::int64_t t, std::int64_t d, std::int64_t head_dim) noexcept {
+  if (layout == KvLayout::normal) return t * head_dim + d;
+  // 16-token x 16-byte tiles: tile row (t/16) holds D/16 tiles of 256 bytes each.
+  return (t / 16) * 16 * head_dim + (d / 16) * 256 + (t % 16) * 16 + (d % 16);
+}
+
+std::uint8_t KvReader::value_code(std::int64_t block, std::int64_t t, std::int64_t d) const noexcept {
+  return c_.kv_cache[static_cast<std::size_t>(block * c_.block_stride + kv_value_offset(c_.layout, t, d, c_.head_dim))];
+}
+
+float KvReader::value(std::int64_t block, std::int64_t t, std::int64_t d) const noexcept {
+  return decode_fp8(c_.fp8, value_code(block, t, d));
+}
+
+float KvReader::scale(std::int64_t block, std::int64_t t) const noexcept {
+  float s;
+  std::memcpy(&s, c_.kv_cache.data() + block * c_.block_stride + kv_scale_offset(c_.block_size, c_.head_dim, t), 4);
+  return s;
+}
+
+void KvReader::decode_token(std::int64_t block, std::int64_t t, std::span<float> out) const noexcept {
+  for (std::int64_t d = 0; d < c_.head_dim; ++d) out[static_cast<std::size_t>(d)] = value(block, t, d);
+}
+
+float quantize_row(std::span<const float> x, std::span<std::uint8_t> codes, const QuantConfig& cfg) {
+  float amax = 0.0f;
+  for (float v : x) amax = std::max(amax, std::fabs(v));
+  float scale = std::max(amax, 1e-4f) / cfg.fp8_max;
+  if (cfg.power_of_two_scale) scale = std::exp2(std::ceil(std::log2(scale)));
+  for (std::size_t i = 0; i < x.size(); ++i) codes[i] = encode_fp8(cfg.format, x[i] / scale, cfg.overflow);
+  return scale;
+}
+
+void write_token_codes(Case& c, std::int64_t block, std::int64_t t, std::span<const std::uint8_t> codes, float scale) {
+  std::uint8_t* base = c.kv_cache.data() + block * c.block_stride;
+  for (std::int64_t d = 0; d < c.head_dim; ++d)
+    base[kv_value_offset(c.layout, t, d, c.head_dim)] = codes[static_cast<std::size_t>(d)];
+  std::memcpy(base + kv_scale_offset(c.block_size, c.head_dim, t), &scale, 4);
+}
+
+void write_token(Case& c, std::int64_t block, std::int64_t t, std::span<const float> x, const QuantConfig& cfg) {
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(c.head_dim));
+  const float scale = quantize_row(x, codes, cfg);
+  write_token_codes(c, block, t, codes, scale);
+}
+
+Case with_layout(const Case& c, KvLayout layout) {
+  Case out = c;
+  out.layout = layout;
+  if (layout == c.layout) return out;
+  const std::int64_t value_bytes = c.block_size * c.head_dim;
+  for (std::int64_t p = 0; p < c.num_blocks; ++p) {
+    const std::uint8_t* src = c.kv_cache.data() + p * c.block_stride;
+    std::uint8_t* dst = out.kv_cache.data() + p * c.block_stride;
+    std::fill(dst, dst + value_bytes, std::uint8_t{0});
+    for (std::int64_t t = 0; t < c.block_size; ++t)
+      for (std::int64_t d = 0; d < c.head_dim; ++d)
+        dst[kv_value_offset(layout, t, d, c.head_dim)] = src[kv_value_offset(c.layout, t, d, c.head_dim)];
+  }
+  return out;
+}
+
+}  // namespace pmqa

@@ -1,1 +1,168 @@
-// placeholder
+// Spec §1.1 with Eigen: per sequence, chunks of logical blocks are decoded into a [keys, D]
+// matrix and multiplied by the sequence's decoded queries [N*H, D] in one GEMM; the scale, relu
+// and weighted head sum follow as a [1, H] x [H, keys] product per query row. Work items
+// (sequence, chunk) run on a few threads and write disjoint cells.
+#include "pmqa/reference/reference.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <limits>
+#include <thread>
+
+#include <Eigen/Dense>
+
+#include "pmqa/reference/fp8.hpp"
+#include "pmqa/reference/kv_cache.hpp"
+
+namespace pmqa {
+namespace {
+
+constexpr std::int64_t kChunkKeys = 512;  // keys per GEMM: large enough for Eigen's blocking to pay
+
+struct WorkItem {
+  std::int64_t b;
+  std::int64_t first_block;
+  std::int64_t end_block;
+};
+
+// relu that lets NaN through: x < 0 is false for NaN, so NaN is returned as is. (std::max(x, 0)
+// or a SIMD max would turn it into 0 and hide corrupt data, the very thing a check must see.)
+template <class S>
+S relu_keep_nan(S x) {
+  return x < S(0) ? S(0) : x;
+}
+
+template <class S>
+using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+template <class S>
+class SequenceChunk {
+ public:
+  SequenceChunk(const Case& c, const std::array<S, 256>& lut, bool with_magnitude)
+      : c_(c), lut_(lut), mag_(with_magnitude), kv_(c) {}
+
+  void run(const WorkItem& item, Reference& ref) {
+    const std::int64_t N = c_.next_n, H = c_.heads, D = c_.head_dim, bs = c_.block_size;
+    const std::int64_t j0 = item.first_block * bs;
+    const std::int64_t keys = (item.end_block - item.first_block) * bs;
+
+    q_.resize(N * H, D);
+    const std::uint8_t* qb = c_.q.data() + item.b * N * H * D;
+    for (std::int64_t i = 0; i < N * H * D; ++i) q_.data()[i] = lut_[qb[i]];
+
+    k_.resize(keys, D);
+    scale_.resize(keys);
+    for (std::int64_t i = item.first_block; i < item.end_block; ++i) {
+      const std::int64_t p = c_.physical_block(item.b, i);
+      const std::int64_t row0 = (i - item.first_block) * bs;
+      // Blocks no row of this chunk reaches may lie past the table's valid entries: skip them.
+      if (p < 0 || p >= c_.num_blocks) {
+        k_.middleRows(row0, bs).setZero();
+        scale_.segment(row0, bs).setZero();
+        continue;
+      }
+      for (std::int64_t t = 0; t < bs; ++t) {
+        for (std::int64_t d = 0; d < D; ++d) k_(row0 + t, d) = lut_[kv_.value_code(p, t, d)];
+        scale_(row0 + t) = static_cast<S>(kv_.scale(p, t));
+      }
+    }
+
+    s_.noalias() = q_ * k_.transpose();  // [N*H, keys]
+    if (mag_) a_.noalias() = q_.cwiseAbs() * k_.cwiseAbs().transpose();
+
+    for (std::int64_t n = 0; n < N; ++n) {
+      const std::int64_t r = item.b * N + n;
+      const std::int64_t valid = std::clamp<std::int64_t>(c_.valid_keys(r) - j0, 0, keys);
+      if (valid == 0) continue;
+      const auto w = Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic>>(c_.weights.data() + r * H, H).template cast<S>();
+      const auto sc = scale_.head(valid).transpose().array();
+      // relu(s * dot): NaN must survive the max (a kernel that maps NaN to 0 hides corrupt data).
+      const Eigen::Matrix<S, 1, Eigen::Dynamic> logits =
+          w * (s_.block(n * H, 0, H, valid).array().rowwise() * sc).unaryExpr(&relu_keep_nan<S>).matrix();
+      double* out = ref.values.data() + ref.row_begin[r] + j0;
+      for (std::int64_t j = 0; j < valid; ++j) out[j] = static_cast<double>(logits(j));
+      if (mag_) {
+        const Eigen::Matrix<S, 1, Eigen::Dynamic> m =
+            w.cwiseAbs() * (a_.block(n * H, 0, H, valid).array().rowwise() * sc).matrix();
+        double* mo = ref.magnitude.data() + ref.row_begin[r] + j0;
+        for (std::int64_t j = 0; j < valid; ++j) mo[j] = static_cast<double>(m(j));
+      }
+    }
+  }
+
+ private:
+  const Case& c_;
+  const std::array<S, 256>& lut_;
+  bool mag_;
+  KvReader kv_;
+  Mat<S> q_, k_, s_, a_;
+  Eigen::Matrix<S, Eigen::Dynamic, 1> scale_;
+};
+
+std::vector<WorkItem> plan(const Case& c) {
+  std::vector<WorkItem> items;
+  const std::int64_t chunk_blocks = std::max<std::int64_t>(1, kChunkKeys / c.block_size);
+  for (std::int64_t b = 0; b < c.batch; ++b) {
+    std::int64_t blocks = 0;
+    for (std::int64_t n = 0; n < c.next_n; ++n) blocks = std::max(blocks, c.blocks_read(b * c.next_n + n));
+    for (std::int64_t i = 0; i < blocks; i += chunk_blocks) items.push_back({b, i, std::min(blocks, i + chunk_blocks)});
+  }
+  return items;
+}
+
+template <class S>
+void run_items(const Case& c, const std::vector<WorkItem>& items, Reference& ref, const ReferenceOptions& o) {
+  std::array<S, 256> lut;
+  for (int i = 0; i < 256; ++i) lut[static_cast<std::size_t>(i)] = static_cast<S>(decode_fp8(c.fp8, static_cast<std::uint8_t>(i)));
+
+  double work = 0;
+  for (const auto& it : items) work += static_cast<double>((it.end_block - it.first_block) * c.block_size);
+  work *= static_cast<double>(c.next_n * c.heads * c.head_dim);
+  int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (work < 4e6) threads = 1;  // thread start-up would cost more than the work
+  threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), std::max<std::size_t>(1, items.size())));
+
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    SequenceChunk<S> chunk(c, lut, o.with_magnitude);
+    for (std::size_t i; (i = next.fetch_add(1)) < items.size();) chunk.run(items[i], ref);
+  };
+  if (threads == 1) {
+    worker();
+    return;
+  }
+  std::vector<std::jthread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+}
+
+}  // namespace
+
+Reference compute_reference(const Case& c, const ReferenceOptions& options) {
+  validate(c);
+  Reference ref;
+  ref.precision = options.precision;
+  ref.rows = c.rows();
+  ref.cols = c.max_model_len;
+  ref.row_begin.resize(static_cast<std::size_t>(ref.rows + 1));
+  ref.row_begin[0] = 0;
+  for (std::int64_t r = 0; r < ref.rows; ++r)
+    ref.row_begin[r + 1] = ref.row_begin[r] + std::max<std::int64_t>(0, c.valid_keys(r));
+  ref.values.assign(static_cast<std::size_t>(ref.row_begin.back()), std::numeric_limits<double>::quiet_NaN());
+  if (options.with_magnitude) ref.magnitude.assign(ref.values.size(), 0.0);
+
+  const auto items = plan(c);
+  if (options.precision == Precision::fp32) run_items<float>(c, items, ref, options);
+  else run_items<double>(c, items, ref, options);
+  return ref;
+}
+
+std::vector<float> dense_logits(const Reference& ref) {
+  std::vector<float> out(static_cast<std::size_t>(ref.rows * ref.cols), -std::numeric_limits<float>::infinity());
+  for (std::int64_t r = 0; r < ref.rows; ++r)
+    for (std::int64_t j = 0; j < ref.valid(r); ++j)
+      out[static_cast<std::size_t>(r * ref.cols + j)] = static_cast<float>(ref.at(r, j));
+  return out;
+}
+
+}  // namespace pmqa
