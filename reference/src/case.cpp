@@ -113,13 +113,18 @@ void validate(const Case& c) {
     if (!std::isfinite(c.weights[i]))
       fail(cat("weights[", i / c.heads, "][", i % c.heads, "] = ", c.weights[i], " is not finite"));
 
-  // Every block a row reads must exist, and every token it reads must have a usable scale.
+  // Lengths first (the root cause when a long row also runs off its table) ...
+  for (std::int64_t r = 0; r < c.rows(); ++r) {
+    const std::int64_t e = c.valid_keys(r);
+    if (e > c.max_model_len)
+      fail(cat("row ", r, " (b = ", r / c.next_n, ", n = ", r % c.next_n, ") has E_r = ", e,
+               " valid keys, above max_model_len = ", c.max_model_len,
+               c.context_lens_2d ? " (context_lens is 2-D)" : " (from context_lens[b])"));
+  }
+  // ... then every block a row reads must exist ...
   for (std::int64_t r = 0; r < c.rows(); ++r) {
     const std::int64_t b = r / c.next_n;
     const std::int64_t e = c.valid_keys(r);
-    if (e > c.max_model_len)
-      fail(cat("row ", r, " (b = ", b, ", n = ", r % c.next_n, ") has E_r = ", e, " valid keys, above max_model_len = ",
-               c.max_model_len, c.context_lens_2d ? " (context_lens is 2-D)" : " (from context_lens[b])"));
     const std::int64_t nblocks = c.blocks_read(r);
     if (nblocks > c.max_blocks_per_seq)
       fail(cat("row ", r, " reads ", nblocks, " logical blocks (E_r = ", e, ", block_size = ", c.block_size,
@@ -129,6 +134,14 @@ void validate(const Case& c) {
       if (p < 0 || p >= c.num_blocks)
         fail(cat("block_table[", b, "][", i, "] = ", p, " is outside [0, ", c.num_blocks, ") (read by row ", r,
                  ", E_r = ", e, ")"));
+    }
+  }
+  // ... and every token a row reads must have a usable scale (checked once the indices are sound).
+  for (std::int64_t r = 0; r < c.rows(); ++r) {
+    const std::int64_t b = r / c.next_n;
+    const std::int64_t e = c.valid_keys(r);
+    for (std::int64_t i = 0; i < c.blocks_read(r); ++i) {
+      const std::int32_t p = c.physical_block(b, i);
       const std::int64_t tokens = std::min(c.block_size, e - i * c.block_size);
       for (std::int64_t t = 0; t < tokens; ++t) {
         const float s = read_scale(c, p, t);

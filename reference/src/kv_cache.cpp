@@ -35,7 +35,12 @@ float quantize_row(std::span<const float> x, std::span<std::uint8_t> codes, cons
   float amax = 0.0f;
   for (float v : x) amax = std::max(amax, std::fabs(v));
   float scale = std::max(amax, 1e-4f) / cfg.fp8_max;
-  if (cfg.power_of_two_scale) scale = std::exp2(std::ceil(std::log2(scale)));
+  if (cfg.power_of_two_scale) {
+    // Round up to 2^k with frexp (exact on every libm, unlike log2/exp2): scale = m * 2^e, m in [0.5, 1).
+    int e = 0;
+    const float m = std::frexp(scale, &e);
+    scale = std::ldexp(1.0f, m == 0.5f ? e - 1 : e);
+  }
   for (std::size_t i = 0; i < x.size(); ++i) codes[i] = encode_fp8(cfg.format, x[i] / scale, cfg.overflow);
   return scale;
 }
