@@ -1,0 +1,30 @@
+// The one include every kernel source starts with: HIP itself in GPU builds (ROCm, or nvcc through
+// HIP's NVIDIA headers), the host executor's HIP subset in host builds (PMQA_HIP_HOST).
+#pragma once
+
+#include <cstdint>
+
+#if defined(__HIPCC__) || defined(__CUDACC__)
+#include <hip/hip_runtime.h>
+#define PMQA_DEVICE_BUILD 1
+#else
+#include <bit>
+#include "pmqa/kernels/host/hip_host.hpp"
+#endif
+
+#define PMQA_DEV __device__ __forceinline__
+
+namespace pmqa::kdev {
+
+PMQA_DEV float bits_to_float(std::uint32_t u) {
+#if defined(PMQA_DEVICE_BUILD)
+  return __uint_as_float(u);
+#else
+  return std::bit_cast<float>(u);
+#endif
+}
+
+PMQA_DEV float quiet_nan() { return bits_to_float(0x7FC00000u); }
+PMQA_DEV float minus_infinity() { return bits_to_float(0xFF800000u); }
+
+}  // namespace pmqa::kdev

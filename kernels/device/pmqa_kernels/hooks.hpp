@@ -1,0 +1,42 @@
+// The places a kernel of this operation can go wrong, as one struct of static functions. The
+// kernels call these and nothing else for indexing, decoding, masking and the relu; production
+// instantiates them with Faithful. Test code derives a mutant from Faithful that shadows one
+// function (only token 0 of each block read, a 32-bit output offset, FNUZ decoded as FN, ...)
+// and runs the real kernels with it, so every mutant is the real kernel with one bug injected.
+#pragma once
+
+#include "pmqa_kernels/fp8.hpp"
+#include "pmqa_kernels/kv_index.hpp"
+#include "pmqa_kernels/params.hpp"
+
+namespace pmqa::kdev {
+
+struct Faithful {
+  template <bool kFnuz>
+  static PMQA_DEV float decode_q(std::uint8_t code) { return fp8_to_float<kFnuz>(code); }
+  template <bool kFnuz>
+  static PMQA_DEV float decode_k(std::uint8_t code) { return fp8_to_float<kFnuz>(code); }
+
+  template <int kD>
+  static PMQA_DEV std::int64_t value_offset(bool shuffle, std::int64_t t, int d) { return kdev::value_offset<kD>(shuffle, t, d); }
+  // Byte offset of a physical block in the cache.
+  static PMQA_DEV std::int64_t block_offset(std::int64_t page, std::int64_t block_stride) { return page * block_stride; }
+  // Element offset of output cell (r, j).
+  static PMQA_DEV std::int64_t out_offset(std::int64_t r, std::int64_t row_stride, std::int64_t j) { return r * row_stride + j; }
+  // Element offset of q[b][n][h][d].
+  static PMQA_DEV std::int64_t q_offset(const LogitsParams& p, std::int64_t b, std::int64_t n, std::int64_t h, int d) {
+    return ((b * p.next_n + n) * p.heads + h) * p.head_dim + d;
+  }
+  // E_r of row (b, n), spec §1.2.
+  static PMQA_DEV std::int64_t valid_keys(const LogitsParams& p, std::int64_t b, std::int64_t n) {
+    if (p.context_lens_2d) return p.context_lens[b * p.next_n + n];
+    return static_cast<std::int64_t>(p.context_lens[b]) - p.next_n + n + 1;
+  }
+  // relu that keeps NaN (x < 0 is false for NaN): max(x, 0) would hide corrupt data.
+  static PMQA_DEV float relu(float x) { return x < 0.0f ? 0.0f : x; }
+  // The value a lane contributes to the head reduction (a hook for "garbage in one lane").
+  static PMQA_DEV float lane_partial(float acc, unsigned /*thread*/) { return acc; }
+  static PMQA_DEV void barrier() { __syncthreads(); }
+};
+
+}  // namespace pmqa::kdev

@@ -1,0 +1,24 @@
+// Kernel arguments: one plain struct passed by value (the same bytes on every executor).
+#pragma once
+
+#include <cstdint>
+
+namespace pmqa::kdev {
+
+struct LogitsParams {
+  const std::uint8_t* q = nullptr;          // [B, N, H, D] fp8
+  const std::uint8_t* kv = nullptr;         // [num_blocks, block_stride] bytes
+  const float* weights = nullptr;           // [B*N, H]
+  const std::int32_t* context_lens = nullptr;  // [B] or [B, N]
+  const std::int32_t* block_table = nullptr;   // [B, max_blocks_per_seq]
+  float* out = nullptr;                     // fused, stage 2: cell (r, j) at out[r*out_row_stride + j]
+  std::int64_t out_row_stride = 0;
+  float* per_head = nullptr;                // stage 1: cell (h, r, j) at per_head[(h*rows + r)*max_model_len + j]
+
+  std::int64_t batch = 0, next_n = 1, heads = 0, head_dim = 0;
+  std::int64_t block_size = 0, block_stride = 0, max_blocks_per_seq = 0, max_model_len = 0;
+  int context_lens_2d = 0;
+  int shuffle = 0;
+};
+
+}  // namespace pmqa::kdev

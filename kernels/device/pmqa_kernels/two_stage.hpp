@@ -1,0 +1,75 @@
+// The two-stage path (spec §1.4, AITER's stage1 + sum): a fill kernel sets the per-head buffer
+// [H, B*N, max_model_len] to -inf, stage 1 writes w[h] * relu(s * q_h.k) into it for j < E_r, and
+// stage 2 sums it over heads into [B*N, max_model_len] (a sum of -inf is -inf, so masked cells
+// stay -inf). Correct, and H times the bytes of the fused path: the slow path dispatch must avoid.
+#pragma once
+
+#include "pmqa_kernels/fused.hpp"
+
+namespace pmqa::kdev {
+
+inline constexpr int kFlatThreads = 256;
+
+// Grid-stride fill of `count` floats with -inf.
+__global__ void __launch_bounds__(kFlatThreads) fill_minus_infinity_kernel(float* data, std::int64_t count) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+    data[i] = minus_infinity();
+}
+
+// Same geometry and key loading as the fused kernel; each thread writes its heads' values.
+template <class Hooks, int kD, bool kFnuz>
+__global__ void __launch_bounds__(kFusedThreads) stage1_kernel(LogitsParams p) {
+  __shared__ float qs[kHeadChunk][kD + 4];
+  __shared__ float ws[kHeadChunk];
+
+  const unsigned tid = threadIdx.x;
+  const int group = static_cast<int>(tid % kHeadGroups);
+  const std::int64_t b = blockIdx.y;
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * kKeysPerBlock + tid / kHeadGroups;
+  const std::int64_t rows = p.batch * p.next_n;
+
+  std::int64_t seq_keys = 0;
+  for (std::int64_t n = 0; n < p.next_n; ++n) {
+    const std::int64_t e = Hooks::valid_keys(p, b, n);
+    seq_keys = e > seq_keys ? e : seq_keys;
+  }
+  const bool have_key = j < seq_keys && j < p.max_model_len;
+  KeyRegisters<Hooks, kD> key;
+  if (have_key) load_key<Hooks, kD, kFnuz>(p, b, j, key);
+
+  for (std::int64_t n = 0; n < p.next_n; ++n) {
+    const std::int64_t r = b * p.next_n + n;
+    const bool valid = have_key && j < Hooks::valid_keys(p, b, n);
+    for (std::int64_t h0 = 0; h0 < p.heads; h0 += kHeadChunk) {
+      const int count = static_cast<int>(p.heads - h0 < kHeadChunk ? p.heads - h0 : kHeadChunk);
+      Hooks::barrier();
+      stage_queries<Hooks, kD, kFnuz>(p, b, n, h0, count, qs, ws);
+      Hooks::barrier();
+      if (!valid) continue;
+      for (int h = group; h < count; h += kHeadGroups) {
+        float dot = 0.0f;
+#pragma unroll
+        for (int d = 0; d < kD; ++d) dot += qs[h][d] * key.k[d];
+        const float v = Hooks::lane_partial(ws[h] * Hooks::relu(key.scale * dot), tid);
+        p.per_head[Hooks::out_offset((h0 + h) * rows + r, p.max_model_len, j)] = v;
+      }
+    }
+  }
+}
+
+// out[r][j] = sum over h of per_head[h][r][j], h in order; one thread per cell, grid-stride.
+template <class Hooks>
+__global__ void __launch_bounds__(kFlatThreads) head_sum_kernel(LogitsParams p) {
+  const std::int64_t rows = p.batch * p.next_n;
+  const std::int64_t cells = rows * p.max_model_len;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < cells; i += stride) {
+    const std::int64_t r = i / p.max_model_len, j = i % p.max_model_len;
+    float sum = 0.0f;
+    for (std::int64_t h = 0; h < p.heads; ++h) sum += p.per_head[Hooks::out_offset(h * rows + r, p.max_model_len, j)];
+    p.out[Hooks::out_offset(r, p.out_row_stride, j)] = sum;
+  }
+}
+
+}  // namespace pmqa::kdev

@@ -1,0 +1,66 @@
+// The host executor's backend for run_path: host memory, memcpy, and launches through the fiber
+// runtime. A header so detection tests can run the real kernels with mutant Hooks on it.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#include "pmqa/kernels/detail/run_path.hpp"
+#include "pmqa/kernels/host/runtime.hpp"
+
+namespace pmqa::kernels::detail {
+
+class HostBackend {
+ public:
+  explicit HostBackend(const HostExecutorOptions& o)
+      : options_(o),
+        threads_(o.os_threads > 0 ? o.os_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
+    if (o.warp_size != 32 && o.warp_size != 64)
+      throw KernelError("host executor: warp_size " + std::to_string(o.warp_size) + " (expected 32 or 64)");
+  }
+  void* allocate(std::size_t bytes) { return ::operator new(bytes, std::align_val_t{64}); }
+  void release(void* p) noexcept { ::operator delete(p, std::align_val_t{64}); }
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+  void synchronize() noexcept {}
+  // Grid-stride kernels get a few blocks per OS thread: the host "device" has that many workers.
+  std::int64_t resident_blocks() const noexcept { return 4 * threads_; }
+
+  template <class... P, class... A>
+  void launch(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, A&&... args) {
+    host::LaunchConfig cfg;
+    cfg.grid = grid;
+    cfg.block = block;
+    cfg.warp_size = options_.warp_size;
+    cfg.os_threads = threads_;
+    // A new interleaving for every launch when seeded, so relaunches can expose races.
+    cfg.schedule_seed = options_.schedule_seed ? options_.schedule_seed + launches_++ : 0;
+    cfg.name = name;
+    host::launch(cfg, kernel, std::forward<A>(args)...);
+  }
+
+ private:
+  HostExecutorOptions options_;
+  int threads_;
+  std::uint64_t launches_ = 0;
+};
+
+template <class Hooks = kdev::Faithful>
+class HostExecutor final : public Executor {
+ public:
+  explicit HostExecutor(const HostExecutorOptions& o) : options_(o) { HostBackend check(o); }
+  std::string name() const override { return "host-w" + std::to_string(options_.warp_size); }
+  std::string arch() const override { return "host"; }
+  int warp_size() const override { return options_.warp_size; }
+  RunResult run(Path path, const Case& c, const RunOptions& o) override {
+    HostBackend be(options_);
+    return run_path<HostBackend, Hooks>(be, path, c, o);
+  }
+
+ private:
+  HostExecutorOptions options_;
+};
+
+}  // namespace pmqa::kernels::detail

@@ -1,0 +1,79 @@
+// Running the kernels: an Executor runs one path on one case and hands back the output buffer
+// (poisoned before every launch, guard cells around and after every row), checked against the
+// reference by pmqa::compare. Executors: the host executor (the kernel sources run on the CPU,
+// wave size 32 or 64) and the GPU (HIP on AMD, or nvcc through HIP's NVIDIA headers).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "pmqa/reference/case.hpp"
+#include "pmqa/reference/output.hpp"
+
+namespace pmqa::kernels {
+
+enum class Path : std::uint8_t {
+  fused,      // one kernel, heads reduced inside
+  two_stage,  // fill -inf, stage 1 per-head values, stage 2 head sum
+};
+std::string_view to_string(Path path) noexcept;
+Path parse_path(std::string_view text);  // "fused" | "two-stage"; throws std::invalid_argument
+
+// A case the kernels do not take (e.g. head_dim 96), or a failed launch / HIP call: the message
+// names the field or the call that failed.
+class KernelError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RunOptions {
+  std::int64_t row_pad = 16;  // guard cells after each row (the output row stride is max_model_len + row_pad)
+  std::int64_t guard = 64;    // guard cells before and after the buffer
+  int launches = 1;           // > 1: relaunch on a re-poisoned buffer, compare every launch bitwise with the first
+};
+
+struct RunResult {
+  OutputBuffer out;                      // the first launch's output, guards included
+  int launches = 0;
+  std::int64_t differing_cells = 0;      // cells (guards included) whose bits changed in a later launch
+  std::int64_t first_differing = -1;     // index into out.storage(), or -1
+  bool deterministic() const noexcept { return differing_cells == 0; }
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual std::string name() const = 0;  // "host-w64", "gpu0 NVIDIA H200 (sm_90)"
+  virtual std::string arch() const = 0;  // "host", "sm_90", "gfx942", ...
+  virtual int warp_size() const = 0;
+  // Validates the case (CaseError), runs the path, returns the output. Throws KernelError.
+  virtual RunResult run(Path path, const Case& c, const RunOptions& options = {}) = 0;
+};
+
+struct HostExecutorOptions {
+  int warp_size = 64;            // 64 as on AMD CDNA, 32 as on NVIDIA / RDNA
+  int os_threads = 0;            // 0: std::thread::hardware_concurrency()
+  std::uint64_t schedule_seed = 0;  // non-zero: seeded shuffled block and fiber order (exposes races)
+};
+std::unique_ptr<Executor> make_host_executor(const HostExecutorOptions& options = {});
+
+struct GpuInfo {
+  int device = 0;
+  std::string name;   // "NVIDIA H200"
+  std::string arch;   // "sm_90" on NVIDIA; the gcnArchName target ("gfx942:sramecc+:xnack-") on AMD
+  int warp_size = 0;
+  int multiprocessors = 0;
+  std::size_t memory_bytes = 0;
+};
+bool gpu_support_built() noexcept;          // this build has a GPU executor (nvcc or ROCm found)
+std::optional<GpuInfo> find_gpu(int device = 0);  // nullopt: not built, no driver, or no device
+std::unique_ptr<Executor> make_gpu_executor(int device = 0);  // throws KernelError when unavailable
+
+// The head dims the kernels are instantiated for.
+inline constexpr int kSupportedHeadDims[] = {32, 64, 128};
+
+}  // namespace pmqa::kernels

@@ -1,0 +1,21 @@
+#include "pmqa/kernels/executor.hpp"
+
+#include <string>
+
+#include "pmqa/kernels/detail/host_backend.hpp"
+
+namespace pmqa::kernels {
+
+std::string_view to_string(Path path) noexcept { return path == Path::fused ? "fused" : "two-stage"; }
+
+Path parse_path(std::string_view text) {
+  if (text == "fused") return Path::fused;
+  if (text == "two-stage" || text == "two_stage") return Path::two_stage;
+  throw std::invalid_argument("unknown kernel path '" + std::string(text) + "' (expected fused or two-stage)");
+}
+
+std::unique_ptr<Executor> make_host_executor(const HostExecutorOptions& options) {
+  return std::make_unique<detail::HostExecutor<>>(options);
+}
+
+}  // namespace pmqa::kernels

@@ -1,0 +1,55 @@
+// The kernels on the host executor, both wave sizes, on the quick suite's hand-picked cases, with
+// the output contract checked cell by cell against the fp64 reference.
+#include <gtest/gtest.h>
+
+#include "pmqa/fixtures/suites.hpp"
+#include "pmqa/kernels/executor.hpp"
+#include "pmqa/reference/compare.hpp"
+
+namespace pmqa {
+namespace {
+
+struct Param {
+  kernels::Path path;
+  int warp_size;
+};
+
+class QuickSuiteOnHost : public ::testing::TestWithParam<Param> {};
+
+TEST_P(QuickSuiteOnHost, EveryCaseMatchesTheReference) {
+  const auto exec = kernels::make_host_executor({.warp_size = GetParam().warp_size});
+  for (const auto& sc : fixtures::suite("quick")) {
+    if (sc.large) continue;
+    const Case c = fixtures::make_case(sc.spec);
+    const Reference ref = compute_reference(c, {.precision = Precision::fp64});
+    const auto run = exec->run(GetParam().path, c);
+    const Report rep = compare(c, ref, run.out);
+    EXPECT_TRUE(rep.passed()) << sc.name << " on " << exec->name() << " (" << to_string(GetParam().path) << ")\n" << rep.to_text();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, QuickSuiteOnHost,
+                         ::testing::Values(Param{kernels::Path::fused, 64}, Param{kernels::Path::fused, 32},
+                                           Param{kernels::Path::two_stage, 64}, Param{kernels::Path::two_stage, 32}),
+                         [](const auto& info) {
+                           return std::string(info.param.path == kernels::Path::fused ? "fused" : "two_stage") + "_w" +
+                                  std::to_string(info.param.warp_size);
+                         });
+
+TEST(HostExecutor, UnsupportedHeadDimIsAnError) {
+  fixtures::CaseSpec s;
+  s.head_dim = 96;
+  s.context_lens = {10};
+  const Case c = fixtures::make_case(s);
+  EXPECT_THROW(kernels::make_host_executor()->run(kernels::Path::fused, c), kernels::KernelError);
+}
+
+TEST(HostExecutor, RelaunchesAreBitwiseIdentical) {
+  const auto sc = fixtures::suite("quick").at(0);
+  const auto run = kernels::make_host_executor({.schedule_seed = 99})->run(kernels::Path::fused, fixtures::make_case(sc.spec), {.launches = 3});
+  EXPECT_EQ(run.launches, 3);
+  EXPECT_TRUE(run.deterministic());
+}
+
+}  // namespace
+}  // namespace pmqa
