@@ -1,0 +1,97 @@
+// Kernels against the reference over generated cases, on every executor present: the host
+// executor at both wave sizes always, the GPU when one is found (skipped, never passed, without
+// one). Same-bytes bound (spec §5), clean contract, guard cells, every valid cell written.
+#include <memory>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+
+#include "pmqa/fixtures/generate.hpp"
+#include "pmqa/fixtures/rapidcheck.hpp"
+#include "pmqa/kernels/executor.hpp"
+#include "pmqa/reference/compare.hpp"
+
+namespace pmqa {
+namespace {
+
+fixtures::SpecRanges ranges() {
+  fixtures::SpecRanges r;
+  r.max_model_len = 300;
+  r.max_work = 4'000'000;
+  return r;
+}
+
+// The reference's layout with another run's values: lets compare() check one kernel path
+// against another with the same bound (the other run's own error enters as an fp32 reference's).
+Reference as_reference(const OutputBuffer& out, const Reference& oracle) {
+  Reference r = oracle;
+  r.precision = Precision::fp32;
+  for (std::int64_t row = 0; row < r.rows; ++row)
+    for (std::int64_t j = 0; j < r.valid(row); ++j) r.values[static_cast<std::size_t>(r.row_begin[row] + j)] = out.at(row, j);
+  return r;
+}
+
+enum class ExecutorKind { host_w64, host_w32, gpu };
+
+std::string executor_name(ExecutorKind k) {
+  return k == ExecutorKind::host_w64 ? "host_w64" : k == ExecutorKind::host_w32 ? "host_w32" : "gpu";
+}
+
+std::unique_ptr<kernels::Executor> make(ExecutorKind k) {
+  switch (k) {
+    case ExecutorKind::host_w64: return kernels::make_host_executor({.warp_size = 64});
+    case ExecutorKind::host_w32: return kernels::make_host_executor({.warp_size = 32});
+    case ExecutorKind::gpu: return kernels::find_gpu() ? kernels::make_gpu_executor() : nullptr;
+  }
+  return nullptr;
+}
+
+class KernelVsReference : public ::testing::TestWithParam<std::tuple<ExecutorKind, kernels::Path>> {};
+
+TEST_P(KernelVsReference, SameBytesBoundAndCleanContract) {
+  const auto exec = make(std::get<0>(GetParam()));
+  if (!exec) GTEST_SKIP() << "no GPU found: the GPU half of this property did not run";
+  const kernels::Path path = std::get<1>(GetParam());
+  const bool ok = rc::check(exec->name() + " " + std::string(to_string(path)) + " vs reference", [&] {
+    const auto spec = *fixtures::gen_case_spec(ranges());
+    const Case c = fixtures::make_case(spec);
+    const Reference ref = compute_reference(c, {.precision = Precision::fp64});
+    const auto run = exec->run(path, c);
+    const Report rep = compare(c, ref, run.out);
+    if (!rep.passed()) RC_FAIL(rep.to_text());
+    RC_TAG(c.layout == KvLayout::shuffle ? "shuffle" : "normal");
+  });
+  EXPECT_TRUE(ok);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Executors, KernelVsReference,
+    ::testing::Combine(::testing::Values(ExecutorKind::host_w64, ExecutorKind::host_w32, ExecutorKind::gpu),
+                       ::testing::Values(kernels::Path::fused, kernels::Path::two_stage)),
+    [](const auto& info) {
+      return executor_name(std::get<0>(info.param)) + "_" + (std::get<1>(info.param) == kernels::Path::fused ? "fused" : "two_stage");
+    });
+
+class FusedVsTwoStage : public ::testing::TestWithParam<ExecutorKind> {};
+
+TEST_P(FusedVsTwoStage, AgreeWithinTheBound) {
+  const auto exec = make(GetParam());
+  if (!exec) GTEST_SKIP() << "no GPU found: the GPU half of this property did not run";
+  const bool ok = rc::check(exec->name() + " fused == two-stage", [&] {
+    const Case c = fixtures::make_case(*fixtures::gen_case_spec(ranges()));
+    const Reference oracle = compute_reference(c, {.precision = Precision::fp64});
+    const auto fused = exec->run(kernels::Path::fused, c);
+    const auto two = exec->run(kernels::Path::two_stage, c);
+    const Report rep = compare(c, as_reference(two.out, oracle), fused.out);
+    if (!rep.passed()) RC_FAIL(rep.to_text());
+  });
+  EXPECT_TRUE(ok);
+}
+
+INSTANTIATE_TEST_SUITE_P(Executors, FusedVsTwoStage,
+                         ::testing::Values(ExecutorKind::host_w64, ExecutorKind::host_w32, ExecutorKind::gpu),
+                         [](const auto& info) { return executor_name(info.param); });
+
+}  // namespace
+}  // namespace pmqa
