@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,84 +60,119 @@ inline std::int64_t flat_blocks(std::int64_t count, std::int64_t resident_blocks
   return std::max<std::int64_t>(1, std::min(needed, resident_blocks));
 }
 
+// One case's inputs on the device, with the output (and per-head) buffers allocated: launch()
+// runs the path once. run_path uses it for checks; the GPU benchmark times launch() alone.
 template <class Backend, class Hooks = kdev::Faithful>
-RunResult run_path(Backend& be, Path path, const Case& c, const RunOptions& o) {
-  validate(c);
-  check_supported(c);
-  DeviceArray<Backend, std::uint8_t> q(be, c.q), kv(be, c.kv_cache);
-  DeviceArray<Backend, float> weights(be, c.weights);
-  DeviceArray<Backend, std::int32_t> lens(be, c.context_lens), table(be, c.block_table);
-
-  RunResult result;
-  result.out = OutputBuffer(c.rows(), c.max_model_len, o.row_pad, o.guard);
-  DeviceArray<Backend, float> out(be, result.out.storage().size());
-
-  kdev::LogitsParams p;
-  p.q = q.get();
-  p.kv = kv.get();
-  p.weights = weights.get();
-  p.context_lens = lens.get();
-  p.block_table = table.get();
-  p.out = out.get() + o.guard;
-  p.out_row_stride = result.out.row_stride();
-  p.batch = c.batch;
-  p.next_n = c.next_n;
-  p.heads = c.heads;
-  p.head_dim = c.head_dim;
-  p.block_size = c.block_size;
-  p.block_stride = c.block_stride;
-  p.max_blocks_per_seq = c.max_blocks_per_seq;
-  p.max_model_len = c.max_model_len;
-  p.context_lens_2d = c.context_lens_2d ? 1 : 0;
-  p.shuffle = c.layout == KvLayout::shuffle ? 1 : 0;
-
-  const std::int64_t rows = c.rows();
-  const std::int64_t tiles = (c.max_model_len + kdev::kKeysPerBlock - 1) / kdev::kKeysPerBlock;
-  const bool empty = rows == 0 || c.max_model_len == 0;
-  std::vector<float> per_head_host;
-  std::unique_ptr<DeviceArray<Backend, float>> per_head;
-  if (path == Path::two_stage && !empty) {
-    per_head = std::make_unique<DeviceArray<Backend, float>>(be, static_cast<std::size_t>(c.heads * rows * c.max_model_len));
-    p.per_head = per_head->get();
+class PreparedRun {
+ public:
+  PreparedRun(Backend& be, Path path, const Case& c, const RunOptions& o)
+      : be_(be), path_(path), c_(c),
+        q_(be, c.q), kv_(be, c.kv_cache), weights_(be, c.weights), lens_(be, c.context_lens), table_(be, c.block_table),
+        host_out_(c.rows(), c.max_model_len, o.row_pad, o.guard),
+        out_(be, host_out_.storage().size()) {
+    p_.q = q_.get();
+    p_.kv = kv_.get();
+    p_.weights = weights_.get();
+    p_.context_lens = lens_.get();
+    p_.block_table = table_.get();
+    p_.out = out_.get() + o.guard;
+    p_.out_row_stride = host_out_.row_stride();
+    p_.batch = c.batch;
+    p_.next_n = c.next_n;
+    p_.heads = c.heads;
+    p_.head_dim = c.head_dim;
+    p_.block_size = c.block_size;
+    p_.block_stride = c.block_stride;
+    p_.max_blocks_per_seq = c.max_blocks_per_seq;
+    p_.max_model_len = c.max_model_len;
+    p_.context_lens_2d = c.context_lens_2d ? 1 : 0;
+    p_.shuffle = c.layout == KvLayout::shuffle ? 1 : 0;
+    if (path == Path::two_stage && !empty()) {
+      per_head_ = std::make_unique<DeviceArray<Backend, float>>(be, static_cast<std::size_t>(c.heads * c.rows() * c.max_model_len));
+      p_.per_head = per_head_->get();
+    }
   }
 
-  auto launch_once = [&] {
-    if (empty) return;
+  bool empty() const noexcept { return c_.rows() == 0 || c_.max_model_len == 0; }
+
+  // Fills the device output (guards included) with the sentinel.
+  void poison() {
+    host_out_.poison();
+    out_.upload(host_out_.storage());
+  }
+
+  // Launches the path's kernels (asynchronously on a GPU).
+  void launch() {
+    if (empty()) return;
+    const Case& c = c_;
+    const std::int64_t rows = c.rows();
+    const std::int64_t tiles = (c.max_model_len + kdev::kKeysPerBlock - 1) / kdev::kKeysPerBlock;
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(c.batch));
-    if (path == Path::fused) {
+    if (path_ == Path::fused) {
       with_instance(c, [&]<int kD, bool kFnuz>() {
-        be.launch("fused_logits_kernel", kdev::fused_logits_kernel<Hooks, kD, kFnuz>, grid, dim3(kdev::kFusedThreads), p);
+        be_.launch("fused_logits_kernel", kdev::fused_logits_kernel<Hooks, kD, kFnuz>, grid, dim3(kdev::kFusedThreads), p_);
       });
       return;
     }
     const std::int64_t cells = c.heads * rows * c.max_model_len;
-    be.launch("fill_minus_infinity_kernel", kdev::fill_minus_infinity_kernel,
-              dim3(static_cast<unsigned>(flat_blocks(cells, be.resident_blocks()))), dim3(kdev::kFlatThreads), p.per_head, cells);
+    be_.launch("fill_minus_infinity_kernel", kdev::fill_minus_infinity_kernel,
+               dim3(static_cast<unsigned>(flat_blocks(cells, be_.resident_blocks()))), dim3(kdev::kFlatThreads), p_.per_head,
+               cells);
     with_instance(c, [&]<int kD, bool kFnuz>() {
-      be.launch("stage1_kernel", kdev::stage1_kernel<Hooks, kD, kFnuz>, grid, dim3(kdev::kFusedThreads), p);
+      be_.launch("stage1_kernel", kdev::stage1_kernel<Hooks, kD, kFnuz>, grid, dim3(kdev::kFusedThreads), p_);
     });
-    be.launch("head_sum_kernel", kdev::head_sum_kernel<Hooks>,
-              dim3(static_cast<unsigned>(flat_blocks(rows * c.max_model_len, be.resident_blocks()))), dim3(kdev::kFlatThreads), p);
-  };
+    be_.launch("head_sum_kernel", kdev::head_sum_kernel<Hooks>,
+               dim3(static_cast<unsigned>(flat_blocks(rows * c.max_model_len, be_.resident_blocks()))),
+               dim3(kdev::kFlatThreads), p_);
+  }
 
-  const int launches = std::max(1, o.launches);
-  std::vector<float> again;
-  for (int i = 0; i < launches; ++i) {
-    std::vector<float>& dst = i == 0 ? result.out.storage() : again;
-    if (i > 0) again.assign(result.out.storage().size(), sentinel());
-    out.upload(i == 0 ? result.out.storage() : again);  // poisoned before every launch
-    launch_once();
-    be.synchronize();
-    out.download(dst);
-    if (i == 0) continue;
+  // Waits for the device and copies the whole output buffer (guards included) back.
+  OutputBuffer& download() {
+    be_.synchronize();
+    out_.download(host_out_.storage());
+    return host_out_;
+  }
+
+ private:
+  Backend& be_;
+  Path path_;
+  const Case& c_;
+  DeviceArray<Backend, std::uint8_t> q_, kv_;
+  DeviceArray<Backend, float> weights_;
+  DeviceArray<Backend, std::int32_t> lens_, table_;
+  OutputBuffer host_out_;
+  DeviceArray<Backend, float> out_;
+  std::unique_ptr<DeviceArray<Backend, float>> per_head_;
+  kdev::LogitsParams p_;
+};
+
+// Validates the case, runs the path `o.launches` times on a freshly poisoned output, and
+// compares every relaunch bitwise with the first (races show up as run-to-run differences).
+template <class Backend, class Hooks = kdev::Faithful>
+RunResult run_path(Backend& be, Path path, const Case& c, const RunOptions& o) {
+  validate(c);
+  check_supported(c);
+  PreparedRun<Backend, Hooks> prepared(be, path, c, o);
+  RunResult result;
+  result.launches = std::max(1, o.launches);
+  for (int i = 0; i < result.launches; ++i) {
+    prepared.poison();
+    prepared.launch();
+    OutputBuffer& out = prepared.download();
+    if (i == 0) {
+      // A single launch hands its buffer over (outputs past 2^31 bytes are gigabytes).
+      if (result.launches == 1) result.out = std::move(out);
+      else result.out = out;
+      continue;
+    }
     const auto& first = result.out.storage();
+    const auto& again = out.storage();
     for (std::size_t k = 0; k < first.size(); ++k) {
       if (std::memcmp(&first[k], &again[k], sizeof(float)) == 0) continue;
       if (result.first_differing < 0) result.first_differing = static_cast<std::int64_t>(k);
       ++result.differing_cells;
     }
   }
-  result.launches = launches;
   return result;
 }
 

@@ -1,0 +1,108 @@
+// The GPU executor: the same run_path as the host executor, over the HIP runtime. Built by nvcc
+// through HIP's NVIDIA headers (or by hipcc on ROCm). Keep Eigen out of this translation unit.
+#include <hip/hip_runtime.h>
+
+#include <string>
+
+#include "pmqa/kernels/detail/run_path.hpp"
+#include "pmqa/kernels/toolchain/hip_check.hpp"
+
+namespace pmqa::kernels {
+namespace {
+
+// "sm_90" on NVIDIA (gcnArchName is empty there), the gcnArchName string on AMD.
+std::string arch_of(const hipDeviceProp_t& prop) {
+#if defined(__HIP_PLATFORM_NVIDIA__)
+  return "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+#else
+  return prop.gcnArchName;
+#endif
+}
+
+class HipBackend {
+ public:
+  HipBackend(int device, int multiprocessors) : multiprocessors_(multiprocessors) { PMQA_HIP_CHECK(hipSetDevice(device)); }
+  void* allocate(std::size_t bytes) {
+    void* p = nullptr;
+    PMQA_HIP_CHECK(hipMalloc(&p, bytes));
+    return p;
+  }
+  void release(void* p) noexcept { static_cast<void>(hipFree(p)); }
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) {
+    PMQA_HIP_CHECK(hipMemcpy(dst, src, bytes, hipMemcpyHostToDevice));
+  }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) {
+    PMQA_HIP_CHECK(hipMemcpy(dst, src, bytes, hipMemcpyDeviceToHost));
+  }
+  void synchronize() { PMQA_HIP_CHECK(hipDeviceSynchronize()); }
+  // Grid-stride kernels: enough blocks to fill every multiprocessor, read from the device.
+  std::int64_t resident_blocks() const noexcept { return 8 * static_cast<std::int64_t>(multiprocessors_); }
+
+  template <class... P, class... A>
+  void launch(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, A&&... args) {
+    hipLaunchKernelGGL(kernel, grid, block, 0, 0, std::forward<A>(args)...);
+    const hipError_t status = hipGetLastError();
+    if (status != hipSuccess)
+      throw KernelError(std::string("launch of ") + name + " (grid " + std::to_string(grid.x) + "x" + std::to_string(grid.y) +
+                        ", block " + std::to_string(block.x) + ") failed: " + hipGetErrorName(status) + ": " +
+                        hipGetErrorString(status));
+  }
+
+ private:
+  int multiprocessors_;
+};
+
+class GpuExecutor final : public Executor {
+ public:
+  explicit GpuExecutor(GpuInfo info) : info_(std::move(info)) {}
+  std::string name() const override {
+    return "gpu" + std::to_string(info_.device) + " " + info_.name + " (" + info_.arch + ")";
+  }
+  std::string arch() const override { return info_.arch; }
+  int warp_size() const override { return info_.warp_size; }
+  RunResult run(Path path, const Case& c, const RunOptions& o) override {
+    try {
+      HipBackend be(info_.device, info_.multiprocessors);
+      return detail::run_path<HipBackend>(be, path, c, o);
+    } catch (const CaseError&) {
+      throw;
+    } catch (const KernelError&) {
+      throw;
+    } catch (const std::runtime_error& e) {  // PMQA_HIP_CHECK: names the call that failed
+      throw KernelError(e.what());
+    }
+  }
+
+ private:
+  GpuInfo info_;
+};
+
+}  // namespace
+
+bool gpu_support_built() noexcept { return true; }
+
+std::optional<GpuInfo> find_gpu(int device) {
+  int count = 0;
+  if (hipGetDeviceCount(&count) != hipSuccess || device < 0 || device >= count) {
+    static_cast<void>(hipGetLastError());  // clear the sticky "no driver" error
+    return std::nullopt;
+  }
+  hipDeviceProp_t prop{};
+  if (hipGetDeviceProperties(&prop, device) != hipSuccess) return std::nullopt;
+  GpuInfo info;
+  info.device = device;
+  info.name = prop.name;
+  info.arch = arch_of(prop);
+  info.warp_size = prop.warpSize;
+  info.multiprocessors = prop.multiProcessorCount;
+  info.memory_bytes = prop.totalGlobalMem;
+  return info;
+}
+
+std::unique_ptr<Executor> make_gpu_executor(int device) {
+  auto info = find_gpu(device);
+  if (!info) throw KernelError("no GPU " + std::to_string(device) + " found (hipGetDeviceCount found none, or no driver)");
+  return std::make_unique<GpuExecutor>(std::move(*info));
+}
+
+}  // namespace pmqa::kernels
