@@ -5,6 +5,7 @@
 #include <string>
 
 #include "pmqa/kernels/detail/run_path.hpp"
+#include "pmqa/kernels/detail/hip_backend.hpp"
 #include "pmqa/kernels/toolchain/hip_check.hpp"
 
 namespace pmqa::kernels {
@@ -19,39 +20,6 @@ std::string arch_of(const hipDeviceProp_t& prop) {
 #endif
 }
 
-class HipBackend {
- public:
-  HipBackend(int device, int multiprocessors) : multiprocessors_(multiprocessors) { PMQA_HIP_CHECK(hipSetDevice(device)); }
-  void* allocate(std::size_t bytes) {
-    void* p = nullptr;
-    PMQA_HIP_CHECK(hipMalloc(&p, bytes));
-    return p;
-  }
-  void release(void* p) noexcept { static_cast<void>(hipFree(p)); }
-  void copy_to_device(void* dst, const void* src, std::size_t bytes) {
-    PMQA_HIP_CHECK(hipMemcpy(dst, src, bytes, hipMemcpyHostToDevice));
-  }
-  void copy_to_host(void* dst, const void* src, std::size_t bytes) {
-    PMQA_HIP_CHECK(hipMemcpy(dst, src, bytes, hipMemcpyDeviceToHost));
-  }
-  void synchronize() { PMQA_HIP_CHECK(hipDeviceSynchronize()); }
-  // Grid-stride kernels: enough blocks to fill every multiprocessor, read from the device.
-  std::int64_t resident_blocks() const noexcept { return 8 * static_cast<std::int64_t>(multiprocessors_); }
-
-  template <class... P, class... A>
-  void launch(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, A&&... args) {
-    hipLaunchKernelGGL(kernel, grid, block, 0, 0, std::forward<A>(args)...);
-    const hipError_t status = hipGetLastError();
-    if (status != hipSuccess)
-      throw KernelError(std::string("launch of ") + name + " (grid " + std::to_string(grid.x) + "x" + std::to_string(grid.y) +
-                        ", block " + std::to_string(block.x) + ") failed: " + hipGetErrorName(status) + ": " +
-                        hipGetErrorString(status));
-  }
-
- private:
-  int multiprocessors_;
-};
-
 class GpuExecutor final : public Executor {
  public:
   explicit GpuExecutor(GpuInfo info) : info_(std::move(info)) {}
@@ -62,8 +30,8 @@ class GpuExecutor final : public Executor {
   int warp_size() const override { return info_.warp_size; }
   RunResult run(Path path, const Case& c, const RunOptions& o) override {
     try {
-      HipBackend be(info_.device, info_.multiprocessors);
-      return detail::run_path<HipBackend>(be, path, c, o);
+      detail::HipBackend be(info_.device, info_.multiprocessors);
+      return detail::run_path<detail::HipBackend>(be, path, c, o);
     } catch (const CaseError&) {
       throw;
     } catch (const KernelError&) {

@@ -1,0 +1,91 @@
+// The kernels on the GPU (label gpu). Without a GPU every test is skipped with a message: CTest
+// shows them as Skipped, never Passed.
+#include <gtest/gtest.h>
+
+#include "pmqa/fixtures/suites.hpp"
+#include "pmqa/kernels/executor.hpp"
+#include "pmqa/reference/compare.hpp"
+
+namespace pmqa {
+namespace {
+
+std::unique_ptr<kernels::Executor> gpu_or_skip() {
+  if (!kernels::find_gpu()) return nullptr;
+  return kernels::make_gpu_executor();
+}
+
+#define PMQA_NEED_GPU(exec)                                                               \
+  const auto exec = gpu_or_skip();                                                        \
+  if (!exec) GTEST_SKIP() << (kernels::gpu_support_built() ? "no GPU found on this machine" \
+                                                           : "built without a GPU executor")
+
+class GpuSuite : public ::testing::TestWithParam<std::tuple<std::string, kernels::Path>> {};
+
+TEST_P(GpuSuite, EveryCaseMatchesTheReference) {
+  PMQA_NEED_GPU(exec);
+  const auto& [suite, path] = GetParam();
+  int checked = 0;
+  for (const auto& sc : fixtures::suite(suite)) {
+    if (sc.large) continue;
+    const Case c = fixtures::make_case(sc.spec);
+    const Reference ref = compute_reference(c, {.precision = Precision::fp32});
+    const Report rep = compare(c, ref, exec->run(path, c).out);
+    EXPECT_TRUE(rep.passed()) << sc.name << " on " << exec->name() << "\n" << rep.to_text();
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, GpuSuite,
+                         ::testing::Combine(::testing::Values("quick", "standard"),
+                                            ::testing::Values(kernels::Path::fused, kernels::Path::two_stage)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" +
+                                  (std::get<1>(info.param) == kernels::Path::fused ? "fused" : "two_stage");
+                         });
+
+// Races show up as run-to-run differences; deterministic garbage only against the reference:
+// check both (spec §5).
+TEST(GpuRelaunch, TwentyLaunchesAreBitwiseIdenticalAndCorrect) {
+  PMQA_NEED_GPU(exec);
+  for (const auto& name : {"deepseek-2k-n2", "deepseek-2k-fnuz-shuffle", "edge-lengths-1d"}) {
+    fixtures::SuiteCase sc;
+    for (const auto& s : fixtures::suite("standard"))
+      if (s.name == name) sc = s;
+    ASSERT_EQ(sc.name, name);
+    const Case c = fixtures::make_case(sc.spec);
+    const Reference ref = compute_reference(c);
+    for (auto path : {kernels::Path::fused, kernels::Path::two_stage}) {
+      const auto run = exec->run(path, c, {.launches = 20});
+      EXPECT_EQ(run.launches, 20);
+      EXPECT_TRUE(run.deterministic()) << name << " " << to_string(path) << ": " << run.differing_cells
+                                       << " cell differences, first at storage index " << run.first_differing;
+      const Report rep = compare(c, ref, run.out);
+      EXPECT_TRUE(rep.passed()) << rep.to_text();
+    }
+  }
+}
+
+// Output rows and KV blocks past 2^31 bytes (bug class 5): only 64-bit offsets reach them.
+TEST(GpuLargeOffsets, RowsAndBlocksPastTwoGigabytes) {
+  PMQA_NEED_GPU(exec);
+  fixtures::SuiteCase sc;
+  for (const auto& s : fixtures::suite("nightly"))
+    if (s.name == "offset-past-2g") sc = s;
+  ASSERT_TRUE(sc.large);
+  const Case c = fixtures::make_case(sc.spec);
+  // The case must really reach past 2^31 bytes, or this test proves nothing.
+  std::int64_t far_block = 0;
+  for (std::int64_t r = 0; r < c.rows(); ++r)
+    for (std::int64_t i = 0; i < c.blocks_read(r); ++i)
+      far_block = std::max<std::int64_t>(far_block, c.physical_block(r / c.next_n, i));
+  ASSERT_GT(far_block * c.block_stride, std::int64_t{1} << 31);
+  ASSERT_GT((c.rows() - 1) * (c.max_model_len + 16) * 4, std::int64_t{1} << 31);
+  const Reference ref = compute_reference(c);
+  const auto run = exec->run(kernels::Path::fused, c);
+  const Report rep = compare(c, ref, run.out);
+  EXPECT_TRUE(rep.passed()) << rep.to_text();
+}
+
+}  // namespace
+}  // namespace pmqa
