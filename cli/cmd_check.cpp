@@ -1,15 +1,17 @@
-// pmqa check: run the built-in suite through every subject and compare each with the reference.
-// Subjects today: the fp32 reference itself, checked against the fp64 oracle within the spec §5
-// bound. (The kernels issue adds the kernels on each executor.)
+// pmqa check: run a built-in suite through every subject and compare each with the fp64 oracle.
+// Subjects: the fp32 reference itself, and each kernel path on each executor asked for (host at
+// wave sizes 64 and 32; the GPU when present). One row per case, one column per subject.
 #include <algorithm>
 #include <chrono>
-#include <memory>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "command.hpp"
 #include "pmqa/fixtures/suites.hpp"
+#include "pmqa/kernels/executor.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "progress.hpp"
 #include "results.hpp"
@@ -21,8 +23,17 @@ namespace {
 struct CheckOptions {
   std::string suite = "quick";
   std::vector<std::string> cases;
+  std::string executor = "auto";
+  std::vector<std::string> paths{"fused", "two-stage"};
   std::string junit, json;
   bool verbose = false;
+};
+
+// Something whose output is checked: runs on a case, returns the output buffer.
+struct Subject {
+  std::string name;
+  bool handles_large = false;  // may run the gigabyte cases (GPU only)
+  std::function<OutputBuffer(const Case&)> run;
 };
 
 OutputBuffer reference_fp32_output(const Case& c) {
@@ -33,51 +44,95 @@ OutputBuffer reference_fp32_output(const Case& c) {
   return out;
 }
 
-int run_check(const CheckOptions& o) {
-  auto cases = fixtures::suite(o.suite);
-  if (!o.cases.empty()) {
-    std::vector<fixtures::SuiteCase> picked;
-    for (const auto& name : o.cases) {
-      auto it = std::find_if(cases.begin(), cases.end(), [&](const auto& c) { return c.name == name; });
-      if (it == cases.end()) throw UsageError("suite " + o.suite + " has no case '" + name + "' (see pmqa gen --list)");
-      picked.push_back(*it);
-    }
-    cases = picked;
+std::vector<std::shared_ptr<kernels::Executor>> executors(const std::string& which) {
+  std::vector<std::shared_ptr<kernels::Executor>> list;
+  if (which == "host" || which == "auto") {
+    list.push_back(kernels::make_host_executor({.warp_size = 64}));
+    list.push_back(kernels::make_host_executor({.warp_size = 32}));
   }
+  if (which == "gpu" || which == "auto") {
+    if (kernels::find_gpu()) {
+      list.push_back(kernels::make_gpu_executor());
+    } else if (which == "gpu") {
+      throw UsageError(kernels::gpu_support_built() ? "--executor gpu: no GPU found on this machine"
+                                                    : "--executor gpu: this pmqa was built without a GPU executor");
+    }
+  }
+  return list;
+}
 
-  Table table({"case", "shape", "subject", "cells", "err/bound", "calc_diff", "ms", "verdict"});
+std::vector<Subject> subjects(const CheckOptions& o) {
+  std::vector<Subject> list{{"reference-fp32", false, reference_fp32_output}};
+  for (const auto& exec : executors(o.executor))
+    for (const auto& p : o.paths) {
+      const kernels::Path path = kernels::parse_path(p);
+      const bool gpu = exec->arch() != "host";
+      list.push_back({std::string(kernels::to_string(path)) + "/" + exec->name(), gpu && path == kernels::Path::fused,
+                      [exec, path](const Case& c) { return exec->run(path, c).out; }});
+    }
+  return list;
+}
+
+std::vector<fixtures::SuiteCase> pick_cases(const CheckOptions& o) {
+  auto cases = fixtures::suite(o.suite);
+  if (o.cases.empty()) return cases;
+  std::vector<fixtures::SuiteCase> picked;
+  for (const auto& name : o.cases) {
+    auto it = std::find_if(cases.begin(), cases.end(), [&](const auto& c) { return c.name == name; });
+    if (it == cases.end()) throw UsageError("suite " + o.suite + " has no case '" + name + "' (see pmqa gen --list)");
+    picked.push_back(*it);
+  }
+  return picked;
+}
+
+int run_check(const CheckOptions& o) {
+  if (o.executor != "host" && o.executor != "gpu" && o.executor != "auto")
+    throw UsageError("--executor " + o.executor + ": expected host, gpu or auto");
+  const auto cases = pick_cases(o);
+  const auto subs = subjects(o);
+
+  std::vector<std::string> header{"case", "shape"};
+  for (const auto& s : subs) header.push_back(s.name);
+  Table table(header);
   std::vector<Result> results;
-  Progress progress(cases.size());
+  Progress progress(cases.size() * subs.size());
   for (const auto& sc : cases) {
-    progress.step(sc.name);
-    if (sc.large) {
-      results.push_back({o.suite, sc.name + " [reference-fp32]", false, true, false, 0,
-                         "large case: GPU runs only", "", {}});
-      table.row({sc.name, "-", "reference-fp32", "-", "-", "-", "-", "SKIP (large)"});
-      continue;
+    std::vector<std::string> row{sc.name, "-"};
+    std::unique_ptr<Case> c;
+    std::unique_ptr<Reference> oracle;
+    for (const auto& sub : subs) {
+      progress.step(sc.name + " [" + sub.name + "]");
+      const std::string test_name = sc.name + " [" + sub.name + "]";
+      if (sc.large && !sub.handles_large) {
+        results.push_back({o.suite, test_name, false, true, false, 0, "gigabyte case: fused path on a GPU only", "", {}});
+        row.push_back("skip");
+        continue;
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!c) {
+        c = std::make_unique<Case>(fixtures::make_case(sc.spec));
+        oracle = std::make_unique<Reference>(compute_reference(*c, {.precision = Precision::fp64}));
+        row[1] = shape_summary(*c);
+      }
+      Report rep = compare(*c, *oracle, sub.run(*c));
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      rep.reproduce = "pmqa check --suite " + o.suite + " --case " + sc.name + " --executor " + o.executor;
+      results.push_back({o.suite, test_name, rep.passed(), false, false, seconds,
+                         rep.passed() ? "" : std::to_string(rep.failures()) + " failing cells", rep.to_text(), rep.to_json()});
+      row.push_back(rep.passed() ? "ok " + format_g(rep.worst_bound_ratio) : "FAIL");
+      if (!rep.passed() || o.verbose) {
+        progress.clear();
+        std::printf("%s [%s]\n%s", sc.name.c_str(), sub.name.c_str(), rep.to_text().c_str());
+      }
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    const Case c = fixtures::make_case(sc.spec);
-    const Reference oracle = compute_reference(c, {.precision = Precision::fp64});
-    Report rep = compare(c, oracle, reference_fp32_output(c));
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    rep.reproduce = "pmqa check --suite " + o.suite + " --case " + sc.name;
-    Result res{o.suite, sc.name + " [reference-fp32]", rep.passed(), false, false, seconds,
-               rep.passed() ? "" : std::to_string(rep.failures()) + " failing cells", rep.to_text(), rep.to_json()};
-    table.row({sc.name, shape_summary(c), "reference-fp32", std::to_string(rep.cells_checked),
-               format_g(rep.worst_bound_ratio), rep.calc_diff ? format_g(*rep.calc_diff) : "n/a",
-               format_fixed(seconds * 1e3, 0), rep.passed() ? "PASS" : "FAIL"});
-    if (!rep.passed() || o.verbose) {
-      progress.clear();
-      std::fputs(rep.to_text().c_str(), stdout);
-    }
-    results.push_back(std::move(res));
+    table.row(row);
   }
   progress.clear();
   table.print(stdout);
   int passed = 0, failed = 0, skipped = 0;
   for (const auto& r : results) (r.skipped ? skipped : r.passed ? passed : failed)++;
-  std::printf("\npmqa check --suite %s: %d passed, %d failed, %d skipped\n", o.suite.c_str(), passed, failed, skipped);
+  std::printf("\n(cells: ok <worst |out-ref| / bound>)\npmqa check --suite %s: %d passed, %d failed, %d skipped\n",
+              o.suite.c_str(), passed, failed, skipped);
   if (!o.junit.empty()) write_junit(o.junit, "pmqa check", results);
   if (!o.json.empty()) write_json(o.json, "pmqa check --suite " + o.suite, results);
   return failed ? kExitMismatch : kExitPass;
@@ -88,9 +143,11 @@ int run_check(const CheckOptions& o) {
 Command add_check_command(CLI::App& parent) {
   auto opts = std::make_shared<CheckOptions>();
   Command cmd;
-  cmd.app = parent.add_subcommand("check", "Run a built-in suite and compare every subject with the reference");
+  cmd.app = parent.add_subcommand("check", "Run a built-in suite through the reference and the kernels, compare each with the fp64 oracle");
   cmd.app->add_option("--suite", opts->suite, "quick | standard | nightly")->capture_default_str();
   cmd.app->add_option("--case", opts->cases, "only these cases of the suite (repeatable)");
+  cmd.app->add_option("--executor", opts->executor, "host | gpu | auto (host, plus the GPU when one is found)")->capture_default_str();
+  cmd.app->add_option("--path", opts->paths, "kernel paths to run: fused, two-stage (repeatable)")->capture_default_str();
   cmd.app->add_option("--junit", opts->junit, "write JUnit XML here");
   cmd.app->add_option("--json", opts->json, "write a JSON report here");
   cmd.app->add_flag("-v,--verbose", opts->verbose, "print every report, not only failing ones");

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs pmqa's GPU tests and the GPU benchmark from a build made by bench/h200/build.sh on another
+# machine (it builds nothing), then prints a short table. Logs and JUnit/JSON files go to $OUT
+# (or ./h200-out when OUT is unset).
+#
+#   bench/h200/run.sh [BUILD_DIR]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build-gpu}
+out=${OUT:-h200-out}
+mkdir -p "$out"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+echo "pmqa GPU run: $(date -u +%Y-%m-%dT%H:%MZ), commit $commit, GPU: ${gpu:-none found}"
+
+declare -a summary
+step() {  # step NAME LOGFILE COMMAND...: runs it, records its status and its test counts
+  local name=$1 log=$2; shift 2
+  local t0=$SECONDS
+  "$@" >"$out/$log" 2>&1
+  local rc=$?
+  local passed failed skipped
+  passed=$(grep -c '^\[       OK \]' "$out/$log")
+  failed=$(grep -c '^\[  FAILED  \].*(' "$out/$log")
+  skipped=$(grep -c '^\[  SKIPPED \].*(' "$out/$log")
+  summary+=("$(printf '%-34s %4s %6s %6s %7s %6ss' "$name" "$rc" "$passed" "$failed" "$skipped" $((SECONDS - t0)))")
+  tail -n 3 "$out/$log"
+}
+
+step "gpu tests (suites, relaunch, 2^31)" gpu_test.log \
+  "$build/kernels/tests/pmqa_kernels_gpu_test" --gtest_output="xml:$out/gpu_test.xml"
+step "kernel properties (gpu)" property.log \
+  "$build/property_tests/kernels/pmqa_kernel_property_test" --gtest_filter='*gpu*' --gtest_output="xml:$out/property.xml"
+step "pmqa check --executor gpu standard" check.log \
+  "$build/cli/pmqa" check --suite standard --executor gpu --junit "$out/check.xml"
+step "gpu benchmark" bench.log "$build/bench/pmqa_bench_gpu" --json "$out/bench.json"
+
+echo
+printf '%-34s %4s %6s %6s %7s %7s\n' step rc passed failed skipped time
+for line in "${summary[@]}"; do echo "$line"; done
+echo
+sed -n '/^device:/p;/^path /,$p' "$out/bench.log"
