@@ -1,15 +1,20 @@
 # pmqa::kernels: the kernel sources (device/), the host API and the host executor. The GPU
 # executor (nvcc through HIP's NVIDIA headers) joins it when a GPU toolchain is found.
-add_library(pmqa_kernels
-  src/executor.cpp
-  src/gpu_unavailable.cpp)
+add_library(pmqa_kernels src/executor.cpp)
+if(PMQA_HAVE_NVIDIA)
+  # The GPU executor: the same kernel sources and run_path, compiled by nvcc (no Eigen in here).
+  target_sources(pmqa_kernels PRIVATE gpu/gpu_executor.cu)
+  target_link_libraries(pmqa_kernels PRIVATE pmqa_hip_nvidia)
+else()
+  target_sources(pmqa_kernels PRIVATE src/gpu_unavailable.cpp)
+endif()
 add_library(pmqa::kernels ALIAS pmqa_kernels)
 set_target_properties(pmqa_kernels PROPERTIES EXPORT_NAME kernels OUTPUT_NAME pmqa_kernels)
 target_include_directories(pmqa_kernels PUBLIC
   $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
   $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/device>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-target_link_libraries(pmqa_kernels PUBLIC pmqa_reference pmqa_host_runtime PRIVATE pmqa_warnings)
+target_link_libraries(pmqa_kernels PUBLIC pmqa_reference pmqa_host_runtime pmqa_hip_check PRIVATE pmqa_warnings)
 install(TARGETS pmqa_kernels EXPORT pmqaTargets)
 install(DIRECTORY include/ device/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 

@@ -31,9 +31,9 @@ TEST_P(QuickSuiteOnHost, EveryCaseMatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(Kernels, QuickSuiteOnHost,
                          ::testing::Values(Param{kernels::Path::fused, 64}, Param{kernels::Path::fused, 32},
                                            Param{kernels::Path::two_stage, 64}, Param{kernels::Path::two_stage, 32}),
-                         [](const auto& info) {
-                           return std::string(info.param.path == kernels::Path::fused ? "fused" : "two_stage") + "_w" +
-                                  std::to_string(info.param.warp_size);
+                         [](const auto& p) {
+                           return std::string(p.param.path == kernels::Path::fused ? "fused" : "two_stage") + "_w" +
+                                  std::to_string(p.param.warp_size);
                          });
 
 TEST(HostExecutor, UnsupportedHeadDimIsAnError) {

@@ -39,9 +39,9 @@ TEST_P(GpuSuite, EveryCaseMatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(Kernels, GpuSuite,
                          ::testing::Combine(::testing::Values("quick", "standard"),
                                             ::testing::Values(kernels::Path::fused, kernels::Path::two_stage)),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) + "_" +
-                                  (std::get<1>(info.param) == kernels::Path::fused ? "fused" : "two_stage");
+                         [](const auto& p) {
+                           return std::get<0>(p.param) + "_" +
+                                  (std::get<1>(p.param) == kernels::Path::fused ? "fused" : "two_stage");
                          });
 
 // Races show up as run-to-run differences; deterministic garbage only against the reference:

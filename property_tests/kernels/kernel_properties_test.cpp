@@ -69,8 +69,8 @@ INSTANTIATE_TEST_SUITE_P(
     Executors, KernelVsReference,
     ::testing::Combine(::testing::Values(ExecutorKind::host_w64, ExecutorKind::host_w32, ExecutorKind::gpu),
                        ::testing::Values(kernels::Path::fused, kernels::Path::two_stage)),
-    [](const auto& info) {
-      return executor_name(std::get<0>(info.param)) + "_" + (std::get<1>(info.param) == kernels::Path::fused ? "fused" : "two_stage");
+    [](const auto& p) {
+      return executor_name(std::get<0>(p.param)) + "_" + (std::get<1>(p.param) == kernels::Path::fused ? "fused" : "two_stage");
     });
 
 class FusedVsTwoStage : public ::testing::TestWithParam<ExecutorKind> {};
@@ -91,7 +91,7 @@ TEST_P(FusedVsTwoStage, AgreeWithinTheBound) {
 
 INSTANTIATE_TEST_SUITE_P(Executors, FusedVsTwoStage,
                          ::testing::Values(ExecutorKind::host_w64, ExecutorKind::host_w32, ExecutorKind::gpu),
-                         [](const auto& info) { return executor_name(info.param); });
+                         [](const auto& p) { return executor_name(p.param); });
 
 }  // namespace
 }  // namespace pmqa

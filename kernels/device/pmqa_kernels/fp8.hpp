@@ -6,7 +6,7 @@
 
 #include "pmqa_kernels/hip_compat.hpp"
 
-namespace pmqa::kdev {
+PMQA_KDEV_BEGIN
 
 template <bool kFnuz>
 PMQA_DEV float fp8_to_float(std::uint8_t code) {
@@ -29,4 +29,4 @@ PMQA_DEV float fp8_to_float(std::uint8_t code) {
   return sign ? -magnitude : magnitude;
 }
 
-}  // namespace pmqa::kdev
+PMQA_KDEV_END

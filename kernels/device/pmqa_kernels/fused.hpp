@@ -11,7 +11,7 @@
 
 #include "pmqa_kernels/hooks.hpp"
 
-namespace pmqa::kdev {
+PMQA_KDEV_BEGIN
 
 inline constexpr int kFusedThreads = 256;
 inline constexpr int kHeadGroups = 4;
@@ -30,7 +30,7 @@ PMQA_DEV void load_key(const LogitsParams& p, std::int64_t b, std::int64_t j, Ke
   const std::int64_t page = p.block_table[b * p.max_blocks_per_seq + j / p.block_size];
   const std::int64_t t = j % p.block_size;
   const std::uint8_t* block = p.kv + Hooks::block_offset(page, p.block_stride);
-#pragma unroll
+PMQA_UNROLL
   for (int d = 0; d < kD; ++d) key.k[d] = Hooks::template decode_k<kFnuz>(block[Hooks::template value_offset<kD>(p.shuffle != 0, t, d)]);
   key.scale = load_f32_unaligned(block + scale_offset<kD>(p.block_size, t));
 }
@@ -67,6 +67,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_logits_kernel(LogitsParam
   }
   const bool have_key = j < seq_keys && j < p.max_model_len;
   KeyRegisters<Hooks, kD> key;
+  key.scale = 0.0f;  // read only when have_key; set here so no path reads it unset
   if (have_key) load_key<Hooks, kD, kFnuz>(p, b, j, key);
 
   for (std::int64_t n = 0; n < p.next_n; ++n) {
@@ -79,7 +80,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_logits_kernel(LogitsParam
       if (have_key) {
         for (int h = group; h < count; h += kHeadGroups) {
           float dot = 0.0f;
-#pragma unroll
+PMQA_UNROLL
           for (int d = 0; d < kD; ++d) dot += qs[h][d] * key.k[d];
           acc += ws[h] * Hooks::relu(key.scale * dot);
         }
@@ -94,4 +95,4 @@ __global__ void __launch_bounds__(kFusedThreads) fused_logits_kernel(LogitsParam
   }
 }
 
-}  // namespace pmqa::kdev
+PMQA_KDEV_END

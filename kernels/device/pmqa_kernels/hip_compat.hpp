@@ -14,7 +14,24 @@
 
 #define PMQA_DEV __device__ __forceinline__
 
-namespace pmqa::kdev {
+// Unroll hints for the device compilers; g++ (host executor) decides for itself.
+#if defined(PMQA_DEVICE_BUILD)
+#define PMQA_UNROLL _Pragma("unroll")
+#else
+#define PMQA_UNROLL
+#endif
+
+// The kernels are compiled twice into one program (host executor by g++, GPU executor by nvcc):
+// an inline namespace per build keeps their symbols apart (pmqa::kdev::X names either), so the
+// linker can never merge a host instantiation with a GPU one.
+#if defined(PMQA_DEVICE_BUILD)
+#define PMQA_KDEV_BEGIN namespace pmqa::kdev { inline namespace gpu_build {
+#else
+#define PMQA_KDEV_BEGIN namespace pmqa::kdev { inline namespace host_build {
+#endif
+#define PMQA_KDEV_END } }
+
+PMQA_KDEV_BEGIN
 
 PMQA_DEV float bits_to_float(std::uint32_t u) {
 #if defined(PMQA_DEVICE_BUILD)
@@ -27,4 +44,4 @@ PMQA_DEV float bits_to_float(std::uint32_t u) {
 PMQA_DEV float quiet_nan() { return bits_to_float(0x7FC00000u); }
 PMQA_DEV float minus_infinity() { return bits_to_float(0xFF800000u); }
 
-}  // namespace pmqa::kdev
+PMQA_KDEV_END

@@ -9,7 +9,7 @@
 #include "pmqa_kernels/kv_index.hpp"
 #include "pmqa_kernels/params.hpp"
 
-namespace pmqa::kdev {
+PMQA_KDEV_BEGIN
 
 struct Faithful {
   template <bool kFnuz>
@@ -39,4 +39,4 @@ struct Faithful {
   static PMQA_DEV void barrier() { __syncthreads(); }
 };
 
-}  // namespace pmqa::kdev
+PMQA_KDEV_END

@@ -5,7 +5,7 @@
 
 #include "pmqa_kernels/hip_compat.hpp"
 
-namespace pmqa::kdev {
+PMQA_KDEV_BEGIN
 
 // Byte offset of value (t, d) within a block's value region.
 template <int kD>
@@ -29,4 +29,4 @@ PMQA_DEV float load_f32_unaligned(const std::uint8_t* p) {
   return bits_to_float(u);
 }
 
-}  // namespace pmqa::kdev
+PMQA_KDEV_END

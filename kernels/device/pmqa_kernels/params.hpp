@@ -3,7 +3,9 @@
 
 #include <cstdint>
 
-namespace pmqa::kdev {
+#include "pmqa_kernels/hip_compat.hpp"
+
+PMQA_KDEV_BEGIN
 
 struct LogitsParams {
   const std::uint8_t* q = nullptr;          // [B, N, H, D] fp8
@@ -21,4 +23,4 @@ struct LogitsParams {
   int shuffle = 0;
 };
 
-}  // namespace pmqa::kdev
+PMQA_KDEV_END

@@ -6,11 +6,12 @@
 
 #include "pmqa_kernels/fused.hpp"
 
-namespace pmqa::kdev {
+PMQA_KDEV_BEGIN
 
 inline constexpr int kFlatThreads = 256;
 
 // Grid-stride fill of `count` floats with -inf.
+template <class Hooks>
 __global__ void __launch_bounds__(kFlatThreads) fill_minus_infinity_kernel(float* data, std::int64_t count) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
@@ -36,6 +37,7 @@ __global__ void __launch_bounds__(kFusedThreads) stage1_kernel(LogitsParams p) {
   }
   const bool have_key = j < seq_keys && j < p.max_model_len;
   KeyRegisters<Hooks, kD> key;
+  key.scale = 0.0f;  // read only when have_key; set here so no path reads it unset
   if (have_key) load_key<Hooks, kD, kFnuz>(p, b, j, key);
 
   for (std::int64_t n = 0; n < p.next_n; ++n) {
@@ -49,7 +51,7 @@ __global__ void __launch_bounds__(kFusedThreads) stage1_kernel(LogitsParams p) {
       if (!valid) continue;
       for (int h = group; h < count; h += kHeadGroups) {
         float dot = 0.0f;
-#pragma unroll
+PMQA_UNROLL
         for (int d = 0; d < kD; ++d) dot += qs[h][d] * key.k[d];
         const float v = Hooks::lane_partial(ws[h] * Hooks::relu(key.scale * dot), tid);
         p.per_head[Hooks::out_offset((h0 + h) * rows + r, p.max_model_len, j)] = v;
@@ -72,4 +74,4 @@ __global__ void __launch_bounds__(kFlatThreads) head_sum_kernel(LogitsParams p) 
   }
 }
 
-}  // namespace pmqa::kdev
+PMQA_KDEV_END

@@ -115,7 +115,7 @@ class PreparedRun {
       return;
     }
     const std::int64_t cells = c.heads * rows * c.max_model_len;
-    be_.launch("fill_minus_infinity_kernel", kdev::fill_minus_infinity_kernel,
+    be_.launch("fill_minus_infinity_kernel", kdev::fill_minus_infinity_kernel<Hooks>,
                dim3(static_cast<unsigned>(flat_blocks(cells, be_.resident_blocks()))), dim3(kdev::kFlatThreads), p_.per_head,
                cells);
     with_instance(c, [&]<int kD, bool kFnuz>() {

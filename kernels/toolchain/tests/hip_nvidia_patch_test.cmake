@@ -1,0 +1,61 @@
+# Test of cmake/hip_nvidia/patch_headers.cmake (run by CTest as a cmake -P script):
+#   cmake -DPATCHER=<patch_headers.cmake> -DHIP_SRC=<installed hip dir> -DWORK=<scratch dir> -P <this file>
+# 1. the pristine headers patch cleanly: every hunk marker is present, re-running changes nothing;
+# 2. a header where one hunk's text is missing and another's appears twice is refused, and the
+#    message names both hunks.
+foreach(v PATCHER HIP_SRC WORK)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "define ${v}")
+  endif()
+endforeach()
+set(api "nvidia_detail/nvidia_hip_runtime_api.h")
+if(NOT EXISTS "${HIP_SRC}/${api}" OR NOT EXISTS "${PATCHER}")
+  message("pmqa-skip: ${HIP_SRC}/${api} or ${PATCHER} is not on this machine")
+  return()
+endif()
+file(REMOVE_RECURSE "${WORK}")
+
+# 1. pristine
+execute_process(COMMAND "${CMAKE_COMMAND}" "-DSRC=${HIP_SRC}" "-DDST=${WORK}/ok/hip" -P "${PATCHER}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "patching the installed headers failed:\n${out}${err}")
+endif()
+file(READ "${WORK}/ok/hip/${api}" patched)
+string(REGEX MATCHALL "pmqa hip_nvidia hunk [0-9][0-9]-" markers "${patched}")
+list(LENGTH markers n)
+get_filename_component(patcher_dir "${PATCHER}" DIRECTORY)
+file(GLOB olds "${patcher_dir}/hunks/*.old")
+list(LENGTH olds n_hunks)
+if(NOT n EQUAL n_hunks)
+  message(FATAL_ERROR "expected ${n_hunks} hunk markers in the patched header, found ${n}")
+endif()
+file(TIMESTAMP "${WORK}/ok/hip/${api}" t1 "%s")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E sleep 1.1)
+execute_process(COMMAND "${CMAKE_COMMAND}" "-DSRC=${HIP_SRC}" "-DDST=${WORK}/ok/hip" -P "${PATCHER}" RESULT_VARIABLE rc)
+file(TIMESTAMP "${WORK}/ok/hip/${api}" t2 "%s")
+if(NOT rc EQUAL 0 OR NOT t1 STREQUAL t2)
+  message(FATAL_ERROR "re-running the patch must leave the patched header untouched (rc ${rc}, mtime ${t1} -> ${t2})")
+endif()
+message(STATUS "pristine headers: ${n} hunks applied; a re-run leaves the file untouched")
+
+# 2. tampered
+file(COPY "${HIP_SRC}/" DESTINATION "${WORK}/tampered/hip")
+file(READ "${WORK}/tampered/hip/${api}" text)
+string(REPLACE "cuCtxCreate(ctx, flags, device)" "cuCtxCreate(ctx, flags, dev)" text "${text}")
+string(REPLACE "    cdprop.computeMode = prop->computeMode;\n" "    cdprop.computeMode = prop->computeMode;\n    cdprop.computeMode = prop->computeMode;\n" text "${text}")
+file(WRITE "${WORK}/tampered/hip/${api}" "${text}")
+execute_process(COMMAND "${CMAKE_COMMAND}" "-DSRC=${WORK}/tampered/hip" "-DDST=${WORK}/tampered-out/hip" -P "${PATCHER}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0)
+  message(FATAL_ERROR "a tampered header was patched without complaint")
+endif()
+foreach(expect "hunk 11-ctx-create .*expected text not found" "hunk 04-choose-device-compute-mode .*found more than once")
+  if(NOT err MATCHES "${expect}")
+    message(FATAL_ERROR "the refusal does not say '${expect}':\n${err}")
+  endif()
+endforeach()
+if(EXISTS "${WORK}/tampered-out/hip/${api}")
+  message(FATAL_ERROR "a refused patch must not leave a patched header behind")
+endif()
+message(STATUS "tampered header refused, naming hunks 04 and 11")
