@@ -21,3 +21,11 @@ install(DIRECTORY include/ device/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 if(PMQA_BUILD_TESTS)
   add_subdirectory(tests)
 endif()
+
+# gfx942 assembly of every kernel, its fp8 instructions checked against the expectation file.
+if(PMQA_BUILD_TESTS)
+  pmqa_add_amd_isa_check(NAME pmqa_kernels_isa
+    SOURCE isa/kernels.hip
+    EXPECT isa/kernels.gfx942.expected.txt
+    INCLUDES ${CMAKE_CURRENT_SOURCE_DIR}/device)
+endif()

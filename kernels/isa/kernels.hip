@@ -1,0 +1,24 @@
+// Every production kernel instance, compiled for gfx942 by the ISA check (pmqa_kernels_isa): the
+// test lists the fp8 instructions each kernel's assembly uses and fails when that list changes
+// without kernels.gfx942.expected.txt changing with it. On gfx942 the FNUZ instances must decode
+// with the hardware (v_cvt_f32_fp8); the OCP instances cannot (gfx942 converts FNUZ only).
+#include "pmqa_kernels/two_stage.hpp"
+
+namespace pmqa::kdev {
+
+#define PMQA_INSTANTIATE(D, FNUZ)                                                          \
+  template __global__ void fused_logits_kernel<Faithful, D, FNUZ>(LogitsParams);         \
+  template __global__ void stage1_kernel<Faithful, D, FNUZ>(LogitsParams);
+
+PMQA_INSTANTIATE(32, false)
+PMQA_INSTANTIATE(32, true)
+PMQA_INSTANTIATE(64, false)
+PMQA_INSTANTIATE(64, true)
+PMQA_INSTANTIATE(128, false)
+PMQA_INSTANTIATE(128, true)
+#undef PMQA_INSTANTIATE
+
+template __global__ void fill_minus_infinity_kernel<Faithful>(float*, std::int64_t);
+template __global__ void head_sum_kernel<Faithful>(LogitsParams);
+
+}  // namespace pmqa::kdev
