@@ -71,6 +71,7 @@ void check_dims(const Case& c) {
   at_least("num_blocks", c.num_blocks, 0);
   at_least("max_blocks_per_seq", c.max_blocks_per_seq, 0);
   at_least("max_model_len", c.max_model_len, 0);
+  if (c.head_dim > (std::int64_t{1} << 40)) fail(cat("head_dim = ", c.head_dim, " is implausibly large"));
   const std::int64_t min_stride = mul(c.block_size, c.head_dim + 4, "block_size*(head_dim+4)");
   if (c.block_stride < min_stride)
     fail(cat("block_stride = ", c.block_stride, " is below block_size*(head_dim+4) = ", min_stride));
@@ -136,19 +137,22 @@ void validate(const Case& c) {
                  ", E_r = ", e, ")"));
     }
   }
-  // ... and every token a row reads must have a usable scale (checked once the indices are sound).
-  for (std::int64_t r = 0; r < c.rows(); ++r) {
-    const std::int64_t b = r / c.next_n;
-    const std::int64_t e = c.valid_keys(r);
-    for (std::int64_t i = 0; i < c.blocks_read(r); ++i) {
-      const std::int32_t p = c.physical_block(b, i);
-      const std::int64_t tokens = std::min(c.block_size, e - i * c.block_size);
-      for (std::int64_t t = 0; t < tokens; ++t) {
-        const float s = read_scale(c, p, t);
-        if (!(std::isfinite(s) && s > 0))
-          fail(cat("kv_cache scale of physical block ", p, ", token ", t, " = ", s, " is not finite and > 0 (read by row ",
-                   r, ", key ", i * c.block_size + t, ")"));
+  // ... and every token a row reads must have a usable scale: per sequence, its longest row's
+  // prefix, once (the rows of a sequence read prefixes of the same keys; linear in the case size).
+  for (std::int64_t b = 0; b < c.batch; ++b) {
+    std::int64_t longest = 0, row = b * c.next_n;
+    for (std::int64_t n = 0; n < c.next_n; ++n)
+      if (c.valid_keys(b * c.next_n + n) > longest) {
+        longest = c.valid_keys(b * c.next_n + n);
+        row = b * c.next_n + n;
       }
+    for (std::int64_t j = 0; j < longest; ++j) {
+      const std::int32_t p = c.physical_block(b, j / c.block_size);
+      const std::int64_t t = j % c.block_size;
+      const float s = read_scale(c, p, t);
+      if (!(std::isfinite(s) && s > 0))
+        fail(cat("kv_cache scale of physical block ", p, ", token ", t, " = ", s, " is not finite and > 0 (read by row ",
+                 row, ", key ", j, ")"));
     }
   }
 }

@@ -1,0 +1,31 @@
+"""pmqa_cases: read and write pmqa case files (safetensors) with numpy only.
+
+    from pmqa_cases import read_case_file, write_case_file
+    cf = read_case_file("case.safetensors")       # strict: raises CaseFileError on any problem
+    cf.logits = my_kernel(cf.q, cf.kv_cache, ...)  # [B*N, max_model_len] float32
+    cf.producer = "my-runner"; cf.extra["bench_ms"] = "0.42"
+    write_case_file("out.safetensors", cf)         # then: pmqa verify out.safetensors
+"""
+
+from .case_file import (
+    CONTRACTS,
+    FORMAT_VERSION,
+    FP8_FORMATS,
+    KV_LAYOUTS,
+    MAX_HEADER_BYTES,
+    RESERVED_KEYS,
+    CaseFile,
+    CaseFileError,
+    parse_case_file,
+    read_case_file,
+    serialize_case_file,
+    validate,
+    write_case_file,
+)
+from .sample import sample_case_file
+
+__all__ = [
+    "CONTRACTS", "FORMAT_VERSION", "FP8_FORMATS", "KV_LAYOUTS", "MAX_HEADER_BYTES", "RESERVED_KEYS",
+    "CaseFile", "CaseFileError", "parse_case_file", "read_case_file", "serialize_case_file", "validate",
+    "write_case_file", "sample_case_file",
+]
