@@ -3,13 +3,13 @@
 # machine (it builds nothing), then prints a short table. Logs and JUnit/JSON files go to $OUT
 # (or ./h200-out when OUT is unset).
 #
-#   bench/h200/run.sh [BUILD_DIR]
+#   PMQA_COMMIT=<sha> bench/h200/run.sh [BUILD_DIR]   (the commit is printed; a copied tree may lack .git)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build-gpu}
 out=${OUT:-h200-out}
 mkdir -p "$out"
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${PMQA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 echo "pmqa GPU run: $(date -u +%Y-%m-%dT%H:%MZ), commit $commit, GPU: ${gpu:-none found}"
 
