@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "pmqa/dispatch/device_check.hpp"
 #include "pmqa/fixtures/suites.hpp"
 #include "pmqa/kernels/executor.hpp"
 #include "pmqa/reference/compare.hpp"
@@ -27,7 +28,28 @@ struct CheckOptions {
   std::vector<std::string> paths{"fused", "two-stage"};
   std::string junit, json;
   bool verbose = false;
+  // The GPU runner's claim (issue 4): the device must be this arch, and the policy must pick this path.
+  std::string expect_arch, expect_path;
+  dispatch::Context context;
 };
+
+// --expect-arch: a job that claims gfx950 but landed on gfx942 hardware fails loudly (exit 1);
+// no GPU at all is exit 2. Returns the exit status, or -1 to go on with the suite.
+int check_expected_arch(const CheckOptions& o) {
+  if (o.expect_arch.empty()) {
+    if (!o.expect_path.empty()) throw UsageError("--expect-path needs --expect-arch");
+    return -1;
+  }
+  const auto gpu = kernels::find_gpu();
+  std::optional<std::string> device;
+  if (gpu) device = gpu->arch;
+  std::optional<dispatch::Path> path;
+  if (!o.expect_path.empty()) path = dispatch::parse_path(o.expect_path);
+  const auto result = dispatch::check_device_arch(device, o.expect_arch, path, o.context);
+  std::printf("%s\n", result.message.c_str());
+  if (!gpu && !kernels::gpu_support_built()) std::printf("(this pmqa was built without a GPU executor)\n");
+  return result.exit_code() == 0 ? -1 : result.exit_code();
+}
 
 // Something whose output is checked: runs on a case, returns the output buffer.
 struct Subject {
@@ -88,6 +110,7 @@ std::vector<fixtures::SuiteCase> pick_cases(const CheckOptions& o) {
 int run_check(const CheckOptions& o) {
   if (o.executor != "host" && o.executor != "gpu" && o.executor != "auto")
     throw UsageError("--executor " + o.executor + ": expected host, gpu or auto");
+  if (const int status = check_expected_arch(o); status >= 0) return status;
   const auto cases = pick_cases(o);
   const auto subs = subjects(o);
 
@@ -151,6 +174,14 @@ Command add_check_command(CLI::App& parent) {
   cmd.app->add_option("--junit", opts->junit, "write JUnit XML here");
   cmd.app->add_option("--json", opts->json, "write a JSON report here");
   cmd.app->add_flag("-v,--verbose", opts->verbose, "print every report, not only failing ones");
+  cmd.app->add_option("--expect-arch", opts->expect_arch,
+                      "fail unless the GPU is this arch (e.g. gfx950, sm_90), then check the policy's decision for it");
+  cmd.app->add_option("--expect-path", opts->expect_path, "with --expect-arch: the path the policy must pick (fused, two-stage, ...)");
+  cmd.app->add_option("--block-size", opts->context.block_size, "dispatch context for --expect-arch")->capture_default_str();
+  cmd.app->add_option("--next-n", opts->context.next_n, "dispatch context for --expect-arch")->capture_default_str();
+  cmd.app->add_option("--heads", opts->context.heads, "dispatch context for --expect-arch")->capture_default_str();
+  cmd.app->add_flag("--no-aiter", [opts](std::int64_t) { opts->context.kernels_present = false; },
+                    "dispatch context for --expect-arch: the kernel library is absent");
   cmd.run = [opts] { return run_check(*opts); };
   return cmd;
 }
