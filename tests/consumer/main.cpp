@@ -1,0 +1,24 @@
+// Checks a kernel the way a user's test would: build a case, run the fused path on the host
+// executor, compare with the reference, and ask the dispatch policy what gfx950 should run.
+#include <cstdio>
+
+#include "pmqa/dispatch/dispatch.hpp"
+#include "pmqa/fixtures/generate.hpp"
+#include "pmqa/kernels/executor.hpp"
+#include "pmqa/reference/compare.hpp"
+
+int main() {
+  pmqa::fixtures::CaseSpec spec;
+  spec.batch = 2;
+  spec.next_n = 2;
+  spec.heads = 8;
+  spec.head_dim = 64;
+  spec.max_model_len = 100;
+  spec.context_lens = {100, 37};
+  const pmqa::Case c = pmqa::fixtures::make_case(spec);
+  const auto run = pmqa::kernels::make_host_executor()->run(pmqa::kernels::Path::fused, c);
+  const pmqa::Report report = pmqa::compare(c, pmqa::compute_reference(c), run.out);
+  const auto decision = pmqa::dispatch::select("gfx950", pmqa::dispatch::Context{});
+  std::printf("%s\ngfx950 -> %s\n", report.to_text().c_str(), decision.summary().c_str());
+  return report.passed() && decision.path == pmqa::dispatch::Path::fused ? 0 : 1;
+}
