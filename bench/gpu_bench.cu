@@ -1,12 +1,14 @@
-// GPU timing of both paths at the DeepSeek-V3.2 decode shape (B=64, H=64, D=128, block_size 64,
-// context uniform in [0.7, 1.3] x 8192, max_model_len 16384, shuffled block table), next_n 1 and 2.
-// Device events around each launch, L2 flushed before each timed launch, warm-up, median of many.
-// Beside each time: achieved GB/s (minimal bytes / time), TFLOP/s, the fused/two-stage ratio, and
-// the floor = max(minimal bytes / measured copy bandwidth, FLOPs / measured fp32 FMA rate); both
-// ceilings are measured in the same run. Each timed configuration is also checked once against the
-// reference, so a fast wrong kernel cannot report a time.
+// GPU timing of the fused path's two kernels (fused-mma on fp8 tensor cores, fused-scalar) and the
+// two-stage path at the DeepSeek-V3.2 decode shape (B=64, H=64, D=128, block_size 64, context
+// uniform in [0.7, 1.3] x 8192, max_model_len 16384, shuffled block table), next_n 1 and 2; then a
+// scaling table of fused-mma over context, batch and next_n. Device events around each launch, L2
+// flushed before each timed launch, warm-up, median of many. Beside each time: achieved GB/s
+// (minimal bytes / time), TFLOP/s, the copy-bandwidth floor (minimal bytes / measured copy
+// bandwidth), and the ratio to the two-stage path. The copy bandwidth and the fp32 FMA rate are
+// measured in the same run. Each kernel of the main table is checked once against the reference
+// (matrix-unit tolerance), so a fast wrong kernel cannot report a time.
 //
-//   pmqa_bench_gpu [--reps N] [--json FILE]
+//   pmqa_bench_gpu [--reps N] [--no-scaling] [--json FILE]
 #include <hip/hip_runtime.h>
 
 #include <algorithm>
@@ -112,19 +114,24 @@ double fma_rate(HipBackend& be, int multiprocessors, int reps) {
   return flops / (median(t) * 1e-3);
 }
 
-pmqa::Case decode_case(std::int64_t next_n) {
+// DeepSeek-V3.2 indexer shape (H 64, D 128, block 64), 1-D lengths uniform in [0.7, 1.3] x context,
+// shuffled block table. quantize=false fills keys with random codes (same bytes, faster to build).
+pmqa::Case decode_case(std::int64_t batch, std::int64_t context, std::int64_t next_n, std::int64_t max_model_len,
+                       bool quantize = true) {
   pmqa::fixtures::CaseSpec s;
-  s.name = "deepseek-v32-decode-n" + std::to_string(next_n);
-  s.seed = 7000 + static_cast<std::uint64_t>(next_n);
-  s.batch = 64;
+  s.name = "deepseek-v32-B" + std::to_string(batch) + "-ctx" + std::to_string(context) + "-n" + std::to_string(next_n);
+  s.seed = 7000 + static_cast<std::uint64_t>(batch * 131 + context * 7 + next_n);
+  s.batch = batch;
   s.next_n = next_n;
   s.heads = 64;
   s.head_dim = 128;
   s.block_size = 64;
-  s.max_model_len = 16384;
+  s.max_model_len = max_model_len;
   s.garbage_unused = false;
+  s.quantize_keys = quantize;
   pmqa::fixtures::Rng rng(s.seed);
-  for (int b = 0; b < 64; ++b) s.context_lens.push_back(static_cast<std::int32_t>(rng.between(8192 * 7 / 10, 8192 * 13 / 10)));
+  for (std::int64_t b = 0; b < batch; ++b)
+    s.context_lens.push_back(static_cast<std::int32_t>(rng.between(context * 7 / 10, context * 13 / 10)));
   return pmqa::fixtures::make_case(s);
 }
 
@@ -147,22 +154,45 @@ double flop_count(const pmqa::Case& c) {
 }
 
 struct Row {
-  std::string path;
+  std::string path;  // the kernel's name
   std::int64_t next_n;
   double ms, gbs, tflops, floor_ms;
   bool correct;
+};
+
+// Median time of one launch of `run`, L2 flushed before each.
+double time_launch(PreparedRun<HipBackend>& run, L2Flusher& flusher, int reps) {
+  for (int i = 0; i < 3; ++i) run.launch();
+  Events ev;
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    flusher.flush();
+    PMQA_HIP_CHECK(hipEventRecord(ev.start, 0));
+    run.launch();
+    PMQA_HIP_CHECK(hipEventRecord(ev.stop, 0));
+    t.push_back(ev.ms());
+  }
+  return median(t);
+}
+
+struct Kernel {
+  const char* name;
+  Path path;
+  pmqa::kernels::FusedVariant variant;
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 50;
+  bool scaling = true;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--no-scaling")) scaling = false;
     else {
-      std::fprintf(stderr, "usage: pmqa_bench_gpu [--reps N] [--json FILE]\n");
+      std::fprintf(stderr, "usage: pmqa_bench_gpu [--reps N] [--no-scaling] [--json FILE]\n");
       return 2;
     }
   }
@@ -172,57 +202,74 @@ int main(int argc, char** argv) {
     return 77;
   }
   try {
-    HipBackend be(gpu->device, gpu->multiprocessors);
+    HipBackend be(gpu->device, gpu->multiprocessors, gpu->cc_major * 10 + gpu->cc_minor >= 89);
     const double bw = copy_bandwidth(be, 20);
     const double fma = fma_rate(be, gpu->multiprocessors, 20);
     std::printf("device: %s (%s), %d SMs; measured copy bandwidth %.0f GB/s, fp32 FMA rate %.1f TFLOP/s\n",
                 gpu->name.c_str(), gpu->arch.c_str(), gpu->multiprocessors, bw / 1e9, fma / 1e12);
     L2Flusher flusher(be, std::size_t{512} << 20);
+    const Kernel kernels[] = {{"fused-mma", Path::fused, pmqa::kernels::FusedVariant::mma},
+                              {"fused-scalar", Path::fused, pmqa::kernels::FusedVariant::scalar},
+                              {"two-stage", Path::two_stage, pmqa::kernels::FusedVariant::automatic}};
     std::vector<Row> rows;
+    bool all_correct = true;
+    std::printf("\nDeepSeek-V3.2 decode: B 64, H 64, D 128, block 64, context ~8192, max_model_len 16384\n");
     for (std::int64_t n : {1, 2}) {
-      const pmqa::Case c = decode_case(n);
+      const pmqa::Case c = decode_case(64, 8192, n, 16384);
       const pmqa::Reference ref = pmqa::compute_reference(c, {.precision = pmqa::Precision::fp32});
       const double bytes = minimal_bytes(c), flops = flop_count(c);
-      const double floor_ms = std::max(bytes / bw, flops / fma) * 1e3;
-      for (Path path : {Path::fused, Path::two_stage}) {
-        PreparedRun<HipBackend> run(be, path, c, {});
+      std::printf("next_n %lld: minimal bytes %.1f MB (copy floor %.4f ms), %.2f GFLOP\n", static_cast<long long>(n),
+                  bytes / 1e6, bytes / bw * 1e3, flops / 1e9);
+      for (const Kernel& k : kernels) {
+        PreparedRun<HipBackend> run(be, k.path, c, {.variant = k.variant});
         run.poison();
         run.launch();
-        const pmqa::Report rep = pmqa::compare(c, ref, run.download());
-        for (int i = 0; i < 5; ++i) run.launch();
-        Events ev;
-        std::vector<double> t;
-        for (int i = 0; i < reps; ++i) {
-          flusher.flush();
-          PMQA_HIP_CHECK(hipEventRecord(ev.start, 0));
-          run.launch();
-          PMQA_HIP_CHECK(hipEventRecord(ev.stop, 0));
-          t.push_back(ev.ms());
-        }
-        const double ms = median(t);
-        rows.push_back({std::string(pmqa::kernels::to_string(path)), n, ms, bytes / (ms * 1e-3) / 1e9,
-                        flops / (ms * 1e-3) / 1e12, floor_ms, rep.passed()});
+        const pmqa::Report rep = pmqa::compare(c, ref, run.download(), {.tolerance = pmqa::Tolerance::matrix_unit()});
+        const double ms = time_launch(run, flusher, reps);
+        rows.push_back({k.name, n, ms, bytes / (ms * 1e-3) / 1e9, flops / (ms * 1e-3) / 1e12, bytes / bw * 1e3, rep.passed()});
         if (!rep.passed()) std::fputs(rep.to_text().c_str(), stdout);
+        all_correct = all_correct && rep.passed();
       }
     }
-    std::printf("\n%-10s %-6s %10s %10s %9s %10s %12s %8s\n", "path", "next_n", "median ms", "GB/s", "TFLOP/s",
-                "floor ms", "fused speedup", "correct");
-    bool all_correct = true;
+    std::printf("\n%-13s %-6s %10s %8s %8s %10s %8s %10s %8s\n", "kernel", "next_n", "median ms", "GB/s", "TFLOP/s",
+                "floor ms", "x floor", "vs 2-stage", "correct");
     for (const auto& r : rows) {
-      double speedup = 0;
+      double two = 0;
       for (const auto& o : rows)
-        if (o.next_n == r.next_n && o.path == "two-stage") speedup = o.ms / r.ms;
-      std::printf("%-10s %-6lld %10.4f %10.0f %9.2f %10.4f %12s %8s\n", r.path.c_str(), static_cast<long long>(r.next_n),
-                  r.ms, r.gbs, r.tflops, r.floor_ms,
-                  r.path == "fused" ? (std::to_string(speedup).substr(0, 5) + "x").c_str() : "-", r.correct ? "yes" : "NO");
-      all_correct = all_correct && r.correct;
+        if (o.next_n == r.next_n && o.path == "two-stage") two = o.ms;
+      std::printf("%-13s %-6lld %10.4f %8.0f %8.2f %10.4f %8.2f %9.2fx %8s\n", r.path.c_str(), static_cast<long long>(r.next_n),
+                  r.ms, r.gbs, r.tflops, r.floor_ms, r.ms / r.floor_ms, two / r.ms, r.correct ? "yes" : "NO");
+    }
+
+    std::vector<Row> scale_rows;
+    std::vector<std::string> scale_labels;
+    if (scaling) {
+      std::printf("\nScaling of fused-mma (H 64, D 128, block 64; keys random codes; timed only)\n");
+      std::printf("%-8s %-6s %-6s %10s %10s %9s %8s %8s %8s\n", "context", "batch", "next_n", "MB", "GFLOP", "median ms",
+                  "GB/s", "% copy", "TFLOP/s");
+      struct Shape { std::int64_t ctx, batch, n; };
+      std::vector<Shape> shapes;
+      for (std::int64_t ctx : {1024, 4096, 16384, 65536})
+        for (std::int64_t batch : {1, 16, 64, 256}) shapes.push_back({ctx, batch, 1});
+      for (std::int64_t ctx : {1024, 8192, 65536})
+        for (std::int64_t n : {2, 4}) shapes.push_back({ctx, 64, n});
+      for (const auto& sh : shapes) {
+        const pmqa::Case c = decode_case(sh.batch, sh.ctx, sh.n, sh.ctx * 13 / 10 + 64, false);
+        const double bytes = minimal_bytes(c), flops = flop_count(c);
+        PreparedRun<HipBackend> run(be, Path::fused, c, {.variant = pmqa::kernels::FusedVariant::mma});
+        const double ms = time_launch(run, flusher, std::max(10, reps / 2));
+        std::printf("%-8lld %-6lld %-6lld %10.1f %10.2f %9.4f %8.0f %7.0f%% %8.2f\n", static_cast<long long>(sh.ctx),
+                    static_cast<long long>(sh.batch), static_cast<long long>(sh.n), bytes / 1e6, flops / 1e9, ms,
+                    bytes / (ms * 1e-3) / 1e9, 100.0 * bytes / (ms * 1e-3) / bw, flops / (ms * 1e-3) / 1e12);
+        std::fflush(stdout);
+      }
     }
     if (!json_path.empty()) {
       std::ofstream f(json_path);
       f << "{\"device\": \"" << gpu->name << "\", \"arch\": \"" << gpu->arch << "\", \"copy_gbs\": " << bw / 1e9
         << ", \"fma_tflops\": " << fma / 1e12 << ", \"rows\": [";
       for (std::size_t i = 0; i < rows.size(); ++i)
-        f << (i ? ", " : "") << "{\"path\": \"" << rows[i].path << "\", \"next_n\": " << rows[i].next_n
+        f << (i ? ", " : "") << "{\"kernel\": \"" << rows[i].path << "\", \"next_n\": " << rows[i].next_n
           << ", \"ms\": " << rows[i].ms << ", \"gbs\": " << rows[i].gbs << ", \"tflops\": " << rows[i].tflops
           << ", \"floor_ms\": " << rows[i].floor_ms << ", \"correct\": " << (rows[i].correct ? "true" : "false") << "}";
       f << "]}\n";

@@ -1,12 +1,92 @@
-// pmqa verify: not built yet.
+// pmqa verify FILE...: judge the logits a kernel stored in case files against the fp64 oracle.
+// Every input is checked even after a failure, so one run reports them all; the exit status is the
+// worst seen: 2 (invalid input) over 1 (mismatch) over 0 (all pass).
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "command.hpp"
+#include "pmqa/reference/tolerance.hpp"
+#include "progress.hpp"
+#include "results.hpp"
+#include "verify_case.hpp"
+#include "verify_inputs.hpp"
 
 namespace pmqa::cli {
+namespace {
+
+struct VerifyArgs {
+  std::vector<std::string> files;
+  std::string contract;   // empty: each file's own
+  std::string tolerance;  // empty: each file's "tolerance" metadata, else fp32
+  std::string junit, json;
+};
+
+VerifyOptions parse_options(const VerifyArgs& a) {
+  VerifyOptions o;
+  if (!a.contract.empty()) {
+    try {
+      o.contract = parse_contract(a.contract);
+    } catch (const std::invalid_argument&) {
+      throw UsageError("--contract " + a.contract + ": expected clean or valid-only");
+    }
+  }
+  if (!a.tolerance.empty()) {
+    try {
+      o.tolerance = Tolerance::named(a.tolerance).name;
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--tolerance: ") + e.what());
+    }
+  }
+  return o;
+}
+
+int run_verify(const VerifyArgs& a) {
+  const VerifyOptions options = parse_options(a);
+  if (a.files.empty())
+    throw UsageError("verify: no input files (give case files, or directories holding *.safetensors files)");
+  const auto inputs = expand_verify_inputs(a.files);
+
+  std::vector<Result> results;
+  int status = kExitPass, passed = 0, failed = 0, invalid = 0;
+  Progress progress(inputs.size());
+  for (const auto& in : inputs) {
+    progress.step(in.path.string());
+    const Verdict v = in.error.empty() ? verify_case_file(in.path, options) : invalid_input(in.path, in.error);
+    progress.clear();
+    std::printf("%s\n", v.line.c_str());
+    if (!v.report.empty()) std::printf("%s", v.report.c_str());
+    std::fflush(stdout);
+    (v.status == kExitPass ? passed : v.status == kExitMismatch ? failed : invalid)++;
+    status = std::max(status, v.status);
+    results.push_back(v.result);
+  }
+  progress.clear();
+  std::printf("pmqa verify: %zu file(s): %d passed, %d failed, %d invalid\n", inputs.size(), passed, failed, invalid);
+  if (!a.junit.empty()) write_junit(a.junit, "pmqa verify", results);
+  if (!a.json.empty()) write_json(a.json, "pmqa verify", results);
+  return status;
+}
+
+}  // namespace
 
 Command add_verify_command(CLI::App& parent) {
+  auto args = std::make_shared<VerifyArgs>();
   Command cmd;
-  cmd.app = parent.add_subcommand("verify", "(not available yet)");
-  cmd.run = [] { throw UsageError("pmqa verify is not available in this build"); return kExitInvalid; };
+  cmd.app = parent.add_subcommand("verify", "Check the logits stored in case files against the fp64 reference");
+  cmd.app->footer(
+      "Exit status: 0 all pass, 1 any mismatch, 2 any invalid input or usage error.\n"
+      "A cell holding the sentinel NaN 0x7FF0CAFE counts as never written.");
+  // Not ->required(): no files is answered with pmqa's own message and exit status 2.
+  cmd.app->add_option("files", args->files, "case files (*.safetensors) or directories of them");
+  cmd.app->add_option("--contract", args->contract, "clean | valid-only (default: each file's own contract)");
+  cmd.app->add_option("--tolerance", args->tolerance,
+                      "fp32 | matrix-unit | bf16-output (default: the file's \"tolerance\" metadata, else fp32)");
+  cmd.app->add_option("--junit", args->junit, "write JUnit XML here");
+  cmd.app->add_option("--json", args->json, "write a JSON report here");
+  cmd.run = [args] { return run_verify(*args); };
   return cmd;
 }
 

@@ -20,6 +20,16 @@ std::string arch_of(const hipDeviceProp_t& prop) {
 #endif
 }
 
+// NVIDIA sm_89 and later have fp8 mma.sync (the AMD matrix-core variant is not built here).
+bool has_fp8_mma(const GpuInfo& info) {
+#if defined(__HIP_PLATFORM_NVIDIA__)
+  return info.cc_major * 10 + info.cc_minor >= 89;
+#else
+  static_cast<void>(info);
+  return false;
+#endif
+}
+
 class GpuExecutor final : public Executor {
  public:
   explicit GpuExecutor(GpuInfo info) : info_(std::move(info)) {}
@@ -30,7 +40,7 @@ class GpuExecutor final : public Executor {
   int warp_size() const override { return info_.warp_size; }
   RunResult run(Path path, const Case& c, const RunOptions& o) override {
     try {
-      detail::HipBackend be(info_.device, info_.multiprocessors);
+      detail::HipBackend be(info_.device, info_.multiprocessors, has_fp8_mma(info_));
       return detail::run_path<detail::HipBackend>(be, path, c, o);
     } catch (const CaseError&) {
       throw;
@@ -64,6 +74,8 @@ std::optional<GpuInfo> find_gpu(int device) {
   info.warp_size = prop.warpSize;
   info.multiprocessors = prop.multiProcessorCount;
   info.memory_bytes = prop.totalGlobalMem;
+  info.cc_major = prop.major;
+  info.cc_minor = prop.minor;
   return info;
 }
 

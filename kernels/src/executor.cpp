@@ -14,6 +14,22 @@ Path parse_path(std::string_view text) {
   throw std::invalid_argument("unknown kernel path '" + std::string(text) + "' (expected fused or two-stage)");
 }
 
+std::string_view to_string(FusedVariant v) noexcept {
+  switch (v) {
+    case FusedVariant::automatic: return "auto";
+    case FusedVariant::scalar: return "scalar";
+    case FusedVariant::mma: return "mma";
+  }
+  return "?";
+}
+
+FusedVariant parse_fused_variant(std::string_view text) {
+  if (text == "auto") return FusedVariant::automatic;
+  if (text == "scalar") return FusedVariant::scalar;
+  if (text == "mma") return FusedVariant::mma;
+  throw std::invalid_argument("unknown fused variant '" + std::string(text) + "' (expected auto, scalar or mma)");
+}
+
 std::unique_ptr<Executor> make_host_executor(const HostExecutorOptions& options) {
   return std::make_unique<detail::HostExecutor<>>(options);
 }

@@ -8,6 +8,7 @@
 
 #include "pmqa/reference/fp8.hpp"
 #include "pmqa/reference/kv_cache.hpp"
+#include "pmqa_kernels/fnuz_to_ocp.hpp"
 #include "pmqa_kernels/fp8.hpp"
 #include "pmqa_kernels/kv_index.hpp"
 
@@ -32,6 +33,25 @@ void expect_codec_agrees() {
 
 TEST(KernelCodec, AgreesWithReferenceOnAllCodesFn) { expect_codec_agrees<false>(); }
 TEST(KernelCodec, AgreesWithReferenceOnAllCodesFnuz) { expect_codec_agrees<true>(); }
+
+// Tensor cores take OCP bytes: FNUZ enters as main + correction, both OCP, worth twice the FNUZ
+// value (the kernel applies 1/2 per operand). Exact for all 256 codes, NaN stays NaN.
+TEST(KernelCodec, FnuzToOcpIsExactOnAllCodes) {
+  for (int i = 0; i < 256; ++i) {
+    const auto code = static_cast<std::uint8_t>(i);
+    const kdev::OcpPair pair = kdev::fnuz_to_ocp4(static_cast<std::uint32_t>(code) << 16);  // any byte lane
+    const auto main = static_cast<std::uint8_t>(pair.main >> 16), corr = static_cast<std::uint8_t>(pair.corr >> 16);
+    EXPECT_EQ(pair.main & 0xFF00FFFFu, 0u);
+    EXPECT_EQ(pair.corr & 0xFF00FFFFu, 0u);
+    const float want = decode_fp8(Fp8Format::e4m3fnuz, code);
+    const float got = decode_fp8(Fp8Format::e4m3fn, main) + decode_fp8(Fp8Format::e4m3fn, corr);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got)) << "code " << i;
+      continue;
+    }
+    EXPECT_EQ(got, 2.0f * want) << "FNUZ code " << i << " -> OCP " << int(main) << " + " << int(corr);
+  }
+}
 
 template <int kD>
 void expect_indexing_agrees(std::int64_t block_size) {

@@ -36,6 +36,36 @@ INSTANTIATE_TEST_SUITE_P(Kernels, QuickSuiteOnHost,
                                   std::to_string(p.param.warp_size);
                          });
 
+// The fp8 tensor-core variant, its mma.sync emulated on the host at wave 32: every quick case
+// whose shape it takes, and the report of why the others fall back.
+TEST(FusedMmaOnHost, EveryFittingCaseMatchesTheReference) {
+  const auto exec = kernels::make_host_executor({.warp_size = 32});
+  int ran = 0;
+  for (const auto& sc : fixtures::suite("quick")) {
+    const Case c = fixtures::make_case(sc.spec);
+    const auto run = exec->run(kernels::Path::fused, c);  // automatic: mma where it fits
+    if (run.kernel != "fused-mma") continue;
+    ++ran;
+    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out);
+    EXPECT_TRUE(rep.passed()) << sc.name << " (fused-mma on host-w32)\n" << rep.to_text();
+  }
+  EXPECT_GE(ran, 6);
+}
+
+TEST(FusedMmaOnHost, VariantChoiceIsReported) {
+  fixtures::CaseSpec s;
+  s.heads = 8;
+  s.context_lens = {20};
+  const Case c = fixtures::make_case(s);
+  const auto w32 = kernels::make_host_executor({.warp_size = 32});
+  const auto run = w32->run(kernels::Path::fused, c);
+  EXPECT_EQ(run.kernel, "fused-scalar");
+  EXPECT_NE(run.kernel_reason.find("head_dim 128"), std::string::npos) << run.kernel_reason;
+  EXPECT_THROW(w32->run(kernels::Path::fused, c, {.variant = kernels::FusedVariant::mma}), kernels::KernelError);
+  const auto w64 = kernels::make_host_executor({.warp_size = 64});
+  EXPECT_NE(w64->run(kernels::Path::fused, c).kernel_reason.find("no fp8 mma.sync"), std::string::npos);
+}
+
 TEST(HostExecutor, UnsupportedHeadDimIsAnError) {
   fixtures::CaseSpec s;
   s.head_dim = 96;

@@ -30,7 +30,18 @@ class KernelError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Which kernel serves the fused path (issue 7). `automatic`: the matrix-unit variant where the
+// executor has one and the case fits it (fused-mma on NVIDIA sm_89+), else the portable one.
+enum class FusedVariant : std::uint8_t {
+  automatic,
+  scalar,  // "fused-scalar": portable fp32 FMAs, any arch, any supported shape
+  mma,     // "fused-mma": fp8 mma.sync m16n8k32 (NVIDIA sm_89+; emulated on the host executor at wave 32)
+};
+std::string_view to_string(FusedVariant v) noexcept;
+FusedVariant parse_fused_variant(std::string_view text);  // "auto" | "scalar" | "mma"
+
 struct RunOptions {
+  FusedVariant variant = FusedVariant::automatic;
   std::int64_t row_pad = 16;  // guard cells after each row (the output row stride is max_model_len + row_pad)
   std::int64_t guard = 64;    // guard cells before and after the buffer
   int launches = 1;           // > 1: relaunch on a re-poisoned buffer, compare every launch bitwise with the first
@@ -41,6 +52,8 @@ struct RunResult {
   int launches = 0;
   std::int64_t differing_cells = 0;      // cells (guards included) whose bits changed in a later launch
   std::int64_t first_differing = -1;     // index into out.storage(), or -1
+  std::string kernel;                    // what ran: "fused-scalar", "fused-mma" or "two-stage"
+  std::string kernel_reason;             // why that kernel (e.g. why not the matrix-unit variant)
   bool deterministic() const noexcept { return differing_cells == 0; }
 };
 
@@ -68,6 +81,7 @@ struct GpuInfo {
   int warp_size = 0;
   int multiprocessors = 0;
   std::size_t memory_bytes = 0;
+  int cc_major = 0, cc_minor = 0;  // NVIDIA compute capability (0 on AMD)
 };
 bool gpu_support_built() noexcept;          // this build has a GPU executor (nvcc or ROCm found)
 std::optional<GpuInfo> find_gpu(int device = 0);  // nullopt: not built, no driver, or no device

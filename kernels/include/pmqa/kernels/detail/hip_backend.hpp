@@ -14,7 +14,12 @@ namespace pmqa::kernels::detail {
 
 class HipBackend {
  public:
-  HipBackend(int device, int multiprocessors) : multiprocessors_(multiprocessors) { PMQA_HIP_CHECK(hipSetDevice(device)); }
+  HipBackend(int device, int multiprocessors, bool fp8_mma = false)
+      : multiprocessors_(multiprocessors), fp8_mma_(fp8_mma) {
+    PMQA_HIP_CHECK(hipSetDevice(device));
+  }
+  // fp8 mma.sync exists on NVIDIA sm_89 and later (the kernels are built for the arch they run on).
+  bool has_fp8_mma() const noexcept { return fp8_mma_; }
   void* allocate(std::size_t bytes) {
     void* p = nullptr;
     PMQA_HIP_CHECK(hipMalloc(&p, bytes));
@@ -43,6 +48,7 @@ class HipBackend {
 
  private:
   int multiprocessors_;
+  bool fp8_mma_;
 };
 
 }  // namespace pmqa::kernels::detail

@@ -27,6 +27,8 @@ class HostBackend {
   void synchronize() noexcept {}
   // Grid-stride kernels get a few blocks per OS thread: the host "device" has that many workers.
   std::int64_t resident_blocks() const noexcept { return 4 * threads_; }
+  // The host executor emulates NVIDIA's fp8 mma.sync, whose fragments assume a warp of 32.
+  bool has_fp8_mma() const noexcept { return options_.warp_size == 32; }
 
   template <class... P, class... A>
   void launch(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, A&&... args) {

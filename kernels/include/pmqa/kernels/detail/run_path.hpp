@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pmqa/kernels/executor.hpp"
+#include "pmqa_kernels/fused_mma.hpp"
 #include "pmqa_kernels/two_stage.hpp"
 
 namespace pmqa::kernels::detail {
@@ -53,6 +54,20 @@ void with_instance(const Case& c, F&& f) {
   }
 }
 
+// Why a case cannot take the fused-mma variant on this backend, or "" when it can.
+inline std::string mma_unfit(const Case& c, bool backend_has_mma) {
+  if (!backend_has_mma) return "the executor has no fp8 mma.sync (NVIDIA sm_89+, or the host executor at wave 32)";
+  if (c.head_dim != kdev::kMmaD) return "fused-mma takes head_dim 128 (got " + std::to_string(c.head_dim) + ")";
+  const std::int64_t rows = c.next_n * c.heads;
+  if (rows != 64 && rows != 128 && rows != 256)
+    return "fused-mma takes next_n*heads 64, 128 or 256 (got " + std::to_string(rows) + ")";
+  if (c.heads % (rows / 4) != 0)
+    return "fused-mma needs heads to be a multiple of next_n*heads/4 (one n per warp)";
+  if (c.block_stride % 16 != 0)
+    return "fused-mma copies 16-byte segments: block_stride must be a multiple of 16 (got " + std::to_string(c.block_stride) + ")";
+  return "";
+}
+
 // Blocks for a grid-stride kernel over `count` items: enough to fill the device, never more
 // than the items need (the kernel loops over the rest).
 inline std::int64_t flat_blocks(std::int64_t count, std::int64_t resident_blocks) {
@@ -87,6 +102,18 @@ class PreparedRun {
     p_.max_model_len = c.max_model_len;
     p_.context_lens_2d = c.context_lens_2d ? 1 : 0;
     p_.shuffle = c.layout == KvLayout::shuffle ? 1 : 0;
+    if (path == Path::fused) {
+      const std::string unfit = mma_unfit(c, be.has_fp8_mma());
+      const bool want_mma = o.variant == FusedVariant::mma || o.variant == FusedVariant::automatic;
+      if (o.variant == FusedVariant::mma && !unfit.empty()) throw KernelError("fused-mma asked for, but " + unfit);
+      use_mma_ = want_mma && unfit.empty();
+      kernel_ = use_mma_ ? "fused-mma" : "fused-scalar";
+      reason_ = use_mma_ ? "fp8 matrix instructions available and the case fits them"
+                         : o.variant == FusedVariant::scalar ? "asked for the portable kernel" : unfit;
+    } else {
+      kernel_ = "two-stage";
+      reason_ = "the two-stage path was asked for";
+    }
     if (path == Path::two_stage && !empty()) {
       per_head_ = std::make_unique<DeviceArray<Backend, float>>(be, static_cast<std::size_t>(c.heads * c.rows() * c.max_model_len));
       p_.per_head = per_head_->get();
@@ -94,6 +121,8 @@ class PreparedRun {
   }
 
   bool empty() const noexcept { return c_.rows() == 0 || c_.max_model_len == 0; }
+  const std::string& kernel() const noexcept { return kernel_; }
+  const std::string& kernel_reason() const noexcept { return reason_; }
 
   // Fills the device output (guards included) with the sentinel.
   void poison() {
@@ -108,6 +137,23 @@ class PreparedRun {
     const std::int64_t rows = c.rows();
     const std::int64_t tiles = (c.max_model_len + kdev::kKeysPerBlock - 1) / kdev::kKeysPerBlock;
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(c.batch));
+    if (path_ == Path::fused && use_mma_) {
+      const dim3 mma_grid(static_cast<unsigned>((c.max_model_len + kdev::kMmaKeys - 1) / kdev::kMmaKeys),
+                          static_cast<unsigned>(c.batch));
+      const bool fnuz = c.fp8 == Fp8Format::e4m3fnuz;
+      const std::int64_t m_tiles = c.next_n * c.heads / 64;  // per warp: 1, 2 or 4
+      auto go = [&](auto fn) { be_.launch("fused_mma_kernel", fn, mma_grid, dim3(kdev::kMmaThreads), p_); };
+      if (fnuz) {
+        if (m_tiles == 1) go(kdev::fused_mma_kernel<Hooks, true, 1>);
+        else if (m_tiles == 2) go(kdev::fused_mma_kernel<Hooks, true, 2>);
+        else go(kdev::fused_mma_kernel<Hooks, true, 4>);
+      } else {
+        if (m_tiles == 1) go(kdev::fused_mma_kernel<Hooks, false, 1>);
+        else if (m_tiles == 2) go(kdev::fused_mma_kernel<Hooks, false, 2>);
+        else go(kdev::fused_mma_kernel<Hooks, false, 4>);
+      }
+      return;
+    }
     if (path_ == Path::fused) {
       with_instance(c, [&]<int kD, bool kFnuz>() {
         be_.launch("fused_logits_kernel", kdev::fused_logits_kernel<Hooks, kD, kFnuz>, grid, dim3(kdev::kFusedThreads), p_);
@@ -144,6 +190,8 @@ class PreparedRun {
   DeviceArray<Backend, float> out_;
   std::unique_ptr<DeviceArray<Backend, float>> per_head_;
   kdev::LogitsParams p_;
+  bool use_mma_ = false;
+  std::string kernel_, reason_;
 };
 
 // Validates the case, runs the path `o.launches` times on a freshly poisoned output, and
@@ -155,6 +203,8 @@ RunResult run_path(Backend& be, Path path, const Case& c, const RunOptions& o) {
   PreparedRun<Backend, Hooks> prepared(be, path, c, o);
   RunResult result;
   result.launches = std::max(1, o.launches);
+  result.kernel = prepared.kernel();
+  result.kernel_reason = prepared.kernel_reason();
   for (int i = 0; i < result.launches; ++i) {
     prepared.poison();
     prepared.launch();

@@ -1,0 +1,34 @@
+// Verifies one case file: reads it, computes the fp64 oracle, compares the file's logits under its
+// contract and tolerance (or the ones the command line forces), and says so in one line.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "pmqa/reference/case.hpp"
+#include "results.hpp"
+
+namespace pmqa::cli {
+
+struct VerifyOptions {
+  std::optional<Contract> contract;      // --contract; otherwise the file's own
+  std::optional<std::string> tolerance;  // --tolerance; otherwise the file's "tolerance" metadata, else fp32
+};
+
+struct Verdict {
+  int status = 0;      // kExitPass, kExitMismatch or kExitInvalid
+  std::string line;    // PASS/FAIL/ERROR, name, shape, worst error/bound, calc_diff, kernel time
+  std::string report;  // Report::to_text() when the comparison failed, else empty
+  Result result;       // for --junit / --json
+};
+
+Verdict verify_case_file(const std::filesystem::path& file, const VerifyOptions& options);
+
+// The verdict for an input that could not even be opened as a file (message: "<file>: <field>: <problem>").
+Verdict invalid_input(const std::filesystem::path& file, const std::string& message);
+
+// The argument as a POSIX shell word, so a printed reproduce command can be pasted as it is.
+std::string shell_quote(const std::string& word);
+
+}  // namespace pmqa::cli
