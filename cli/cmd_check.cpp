@@ -51,11 +51,18 @@ int check_expected_arch(const CheckOptions& o) {
   return result.exit_code() == 0 ? -1 : result.exit_code();
 }
 
+// What a subject produced, and the tolerance profile of the kernel that produced it.
+struct SubjectOutput {
+  OutputBuffer out;
+  Tolerance tolerance = Tolerance::fp32();
+  std::string kernel;
+};
+
 // Something whose output is checked: runs on a case, returns the output buffer.
 struct Subject {
   std::string name;
   bool handles_large = false;  // may run the gigabyte cases (GPU only)
-  std::function<OutputBuffer(const Case&)> run;
+  std::function<SubjectOutput(const Case&)> run;
 };
 
 OutputBuffer reference_fp32_output(const Case& c) {
@@ -84,13 +91,19 @@ std::vector<std::shared_ptr<kernels::Executor>> executors(const std::string& whi
 }
 
 std::vector<Subject> subjects(const CheckOptions& o) {
-  std::vector<Subject> list{{"reference-fp32", false, reference_fp32_output}};
+  std::vector<Subject> list{{"reference-fp32", false, [](const Case& c) {
+                               return SubjectOutput{reference_fp32_output(c), Tolerance::fp32(), "reference-fp32"};
+                             }}};
   for (const auto& exec : executors(o.executor))
     for (const auto& p : o.paths) {
       const kernels::Path path = kernels::parse_path(p);
       const bool gpu = exec->arch() != "host";
       list.push_back({std::string(kernels::to_string(path)) + "/" + exec->name(), gpu && path == kernels::Path::fused,
-                      [exec, path](const Case& c) { return exec->run(path, c).out; }});
+                      [exec, path](const Case& c) {
+                        auto run = exec->run(path, c);
+                        const Tolerance tol = kernels::tolerance_for(run);
+                        return SubjectOutput{std::move(run.out), tol, run.kernel};
+                      }});
     }
   return list;
 }
@@ -137,12 +150,14 @@ int run_check(const CheckOptions& o) {
         oracle = std::make_unique<Reference>(compute_reference(*c, {.precision = Precision::fp64}));
         row[1] = shape_summary(*c);
       }
-      Report rep = compare(*c, *oracle, sub.run(*c));
+      const SubjectOutput produced = sub.run(*c);
+      Report rep = compare(*c, *oracle, produced.out, {.tolerance = produced.tolerance});
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       rep.reproduce = "pmqa check --suite " + o.suite + " --case " + sc.name + " --executor " + o.executor;
       results.push_back({o.suite, test_name, rep.passed(), false, false, seconds,
                          rep.passed() ? "" : std::to_string(rep.failures()) + " failing cells", rep.to_text(), rep.to_json()});
-      row.push_back(rep.passed() ? "ok " + format_g(rep.worst_bound_ratio) : "FAIL");
+      row.push_back((rep.passed() ? "ok " + format_g(rep.worst_bound_ratio) : std::string("FAIL")) +
+                    (produced.kernel == "fused-mma" ? " (mma)" : ""));
       if (!rep.passed() || o.verbose) {
         progress.clear();
         std::printf("%s [%s]\n%s", sc.name.c_str(), sub.name.c_str(), rep.to_text().c_str());

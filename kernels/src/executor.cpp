@@ -30,6 +30,10 @@ FusedVariant parse_fused_variant(std::string_view text) {
   throw std::invalid_argument("unknown fused variant '" + std::string(text) + "' (expected auto, scalar or mma)");
 }
 
+Tolerance tolerance_for(const RunResult& run) {
+  return run.kernel == "fused-mma" ? Tolerance::matrix_unit() : Tolerance::fp32();
+}
+
 std::unique_ptr<Executor> make_host_executor(const HostExecutorOptions& options) {
   return std::make_unique<detail::HostExecutor<>>(options);
 }

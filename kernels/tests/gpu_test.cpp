@@ -29,8 +29,9 @@ TEST_P(GpuSuite, EveryCaseMatchesTheReference) {
     if (sc.large) continue;
     const Case c = fixtures::make_case(sc.spec);
     const Reference ref = compute_reference(c, {.precision = Precision::fp32});
-    const Report rep = compare(c, ref, exec->run(path, c).out);
-    EXPECT_TRUE(rep.passed()) << sc.name << " on " << exec->name() << "\n" << rep.to_text();
+    const auto run = exec->run(path, c);
+    const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
+    EXPECT_TRUE(rep.passed()) << sc.name << " on " << exec->name() << " (" << run.kernel << ")\n" << rep.to_text();
     ++checked;
   }
   EXPECT_GT(checked, 0);
@@ -60,8 +61,8 @@ TEST(GpuRelaunch, TwentyLaunchesAreBitwiseIdenticalAndCorrect) {
       EXPECT_EQ(run.launches, 20);
       EXPECT_TRUE(run.deterministic()) << name << " " << to_string(path) << ": " << run.differing_cells
                                        << " cell differences, first at storage index " << run.first_differing;
-      const Report rep = compare(c, ref, run.out);
-      EXPECT_TRUE(rep.passed()) << rep.to_text();
+      const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
+      EXPECT_TRUE(rep.passed()) << run.kernel << "\n" << rep.to_text();
     }
   }
 }
@@ -82,9 +83,11 @@ TEST(GpuLargeOffsets, RowsAndBlocksPastTwoGigabytes) {
   ASSERT_GT(far_block * c.block_stride, std::int64_t{1} << 31);
   ASSERT_GT((c.rows() - 1) * (c.max_model_len + 16) * 4, std::int64_t{1} << 31);
   const Reference ref = compute_reference(c);
-  const auto run = exec->run(kernels::Path::fused, c);
-  const Report rep = compare(c, ref, run.out);
-  EXPECT_TRUE(rep.passed()) << rep.to_text();
+  for (auto variant : {kernels::FusedVariant::scalar, kernels::FusedVariant::mma}) {
+    const auto run = exec->run(kernels::Path::fused, c, {.variant = variant});
+    const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
+    EXPECT_TRUE(rep.passed()) << run.kernel << "\n" << rep.to_text();
+  }
 }
 
 }  // namespace

@@ -58,9 +58,9 @@ TEST_P(KernelVsReference, SameBytesBoundAndCleanContract) {
     const Case c = fixtures::make_case(spec);
     const Reference ref = compute_reference(c, {.precision = Precision::fp64});
     const auto run = exec->run(path, c);
-    const Report rep = compare(c, ref, run.out);
-    if (!rep.passed()) RC_FAIL(rep.to_text());
-    RC_TAG(c.layout == KvLayout::shuffle ? "shuffle" : "normal");
+    const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
+    if (!rep.passed()) RC_FAIL(run.kernel + "\n" + rep.to_text());
+    RC_TAG(run.kernel);
   });
   EXPECT_TRUE(ok);
 }
@@ -83,7 +83,7 @@ TEST_P(FusedVsTwoStage, AgreeWithinTheBound) {
     const Reference oracle = compute_reference(c, {.precision = Precision::fp64});
     const auto fused = exec->run(kernels::Path::fused, c);
     const auto two = exec->run(kernels::Path::two_stage, c);
-    const Report rep = compare(c, as_reference(two.out, oracle), fused.out);
+    const Report rep = compare(c, as_reference(two.out, oracle), fused.out, {.tolerance = kernels::tolerance_for(fused)});
     if (!rep.passed()) RC_FAIL(rep.to_text());
   });
   EXPECT_TRUE(ok);

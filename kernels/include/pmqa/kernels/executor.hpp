@@ -13,6 +13,7 @@
 
 #include "pmqa/reference/case.hpp"
 #include "pmqa/reference/output.hpp"
+#include "pmqa/reference/tolerance.hpp"
 
 namespace pmqa::kernels {
 
@@ -56,6 +57,10 @@ struct RunResult {
   std::string kernel_reason;             // why that kernel (e.g. why not the matrix-unit variant)
   bool deterministic() const noexcept { return differing_cells == 0; }
 };
+
+// The tolerance profile of the kernel that ran (spec §5: accumulator precision is a property of
+// the kernel): matrix-unit for fused-mma, fp32 for the portable kernels.
+Tolerance tolerance_for(const RunResult& run);
 
 class Executor {
  public:
