@@ -22,6 +22,7 @@
 #include "pmqa/fixtures/rng.hpp"
 #include "pmqa/kernels/detail/hip_backend.hpp"
 #include "pmqa/kernels/detail/run_path.hpp"
+#include "pmqa_kernels/mma_nv.hpp"
 #include "pmqa/reference/compare.hpp"
 
 namespace {
@@ -116,6 +117,37 @@ double fma_rate(HipBackend& be, int multiprocessors, int reps) {
 
 // DeepSeek-V3.2 indexer shape (H 64, D 128, block 64), 1-D lengths uniform in [0.7, 1.3] x context,
 // shuffled block table. quantize=false fills keys with random codes (same bytes, faster to build).
+// Independent chains of fp8 mma.sync per warp: the tensor-core ceiling fused-mma works under.
+constexpr int kMmaChains = 4, kMmaIters = 2048;
+__global__ void mma_peak_kernel(float* out, std::uint32_t seed) {
+  const std::uint32_t a[4] = {0x30383038u ^ seed, 0x38303830u, 0x30303838u, 0x38383030u};
+  const std::uint32_t b[2] = {0x38303038u, 0x30383830u ^ seed};
+  float acc[kMmaChains][4] = {};
+  for (int i = 0; i < kMmaIters; ++i)
+#pragma unroll
+    for (int c = 0; c < kMmaChains; ++c) pmqa::kdev::NvMma::mma(acc[c], a, b);
+  float s = 0;
+  for (int c = 0; c < kMmaChains; ++c) s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
+  if (s == 1234.5f) out[0] = s;
+}
+
+double mma_rate(HipBackend& be, int multiprocessors, int reps) {
+  float* out = static_cast<float*>(be.allocate(sizeof(float)));
+  const dim3 grid(static_cast<unsigned>(multiprocessors * 8)), block(256);
+  Events ev;
+  std::vector<double> t;
+  for (int i = 0; i < reps + 3; ++i) {
+    PMQA_HIP_CHECK(hipEventRecord(ev.start, 0));
+    hipLaunchKernelGGL(mma_peak_kernel, grid, block, 0, 0, out, 0u);
+    PMQA_HIP_CHECK(hipEventRecord(ev.stop, 0));
+    const double ms = ev.ms();
+    if (i >= 3) t.push_back(ms);
+  }
+  be.release(out);
+  const double flops = 2.0 * 16 * 8 * 32 * kMmaChains * static_cast<double>(kMmaIters) * grid.x * (block.x / 32);
+  return flops / (median(t) * 1e-3);
+}
+
 pmqa::Case decode_case(std::int64_t batch, std::int64_t context, std::int64_t next_n, std::int64_t max_model_len,
                        bool quantize = true) {
   pmqa::fixtures::CaseSpec s;
@@ -205,8 +237,10 @@ int main(int argc, char** argv) {
     HipBackend be(gpu->device, gpu->multiprocessors, gpu->cc_major * 10 + gpu->cc_minor >= 89);
     const double bw = copy_bandwidth(be, 20);
     const double fma = fma_rate(be, gpu->multiprocessors, 20);
-    std::printf("device: %s (%s), %d SMs; measured copy bandwidth %.0f GB/s, fp32 FMA rate %.1f TFLOP/s\n",
-                gpu->name.c_str(), gpu->arch.c_str(), gpu->multiprocessors, bw / 1e9, fma / 1e12);
+    const double mma = mma_rate(be, gpu->multiprocessors, 20);
+    std::printf("device: %s (%s), %d SMs; measured copy bandwidth %.0f GB/s, fp32 FMA rate %.1f TFLOP/s, "
+                "fp8 mma.sync m16n8k32 rate %.0f TFLOP/s\n",
+                gpu->name.c_str(), gpu->arch.c_str(), gpu->multiprocessors, bw / 1e9, fma / 1e12, mma / 1e12);
     L2Flusher flusher(be, std::size_t{512} << 20);
     const Kernel kernels[] = {{"fused-mma", Path::fused, pmqa::kernels::FusedVariant::mma},
                               {"fused-scalar", Path::fused, pmqa::kernels::FusedVariant::scalar},

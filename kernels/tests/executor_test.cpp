@@ -52,6 +52,26 @@ TEST(FusedMmaOnHost, EveryFittingCaseMatchesTheReference) {
   EXPECT_GE(ran, 6);
 }
 
+// The chunk pipeline reuses shared-memory stages: with the host's copies happening at once, a
+// missing barrier would let one thread overwrite a stage another still reads. Shuffled schedules
+// expose that as run-to-run differences.
+TEST(FusedMmaOnHost, ShuffledSchedulesGiveTheSameBits) {
+  fixtures::CaseSpec s;
+  s.batch = 2;
+  s.next_n = 2;
+  s.heads = 64;
+  s.head_dim = 128;
+  s.block_size = 16;
+  s.max_model_len = 1100;
+  s.context_lens = {1100, 700};
+  const Case c = fixtures::make_case(s);
+  const auto exec = kernels::make_host_executor({.warp_size = 32, .schedule_seed = 0xC0FFEE});
+  const auto run = exec->run(kernels::Path::fused, c, {.variant = kernels::FusedVariant::mma, .launches = 3});
+  EXPECT_TRUE(run.deterministic()) << run.differing_cells << " cells differ";
+  const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
+  EXPECT_TRUE(rep.passed()) << rep.to_text();
+}
+
 TEST(FusedMmaOnHost, VariantChoiceIsReported) {
   fixtures::CaseSpec s;
   s.heads = 8;

@@ -138,7 +138,7 @@ class PreparedRun {
     const std::int64_t tiles = (c.max_model_len + kdev::kKeysPerBlock - 1) / kdev::kKeysPerBlock;
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(c.batch));
     if (path_ == Path::fused && use_mma_) {
-      const dim3 mma_grid(static_cast<unsigned>((c.max_model_len + kdev::kMmaKeys - 1) / kdev::kMmaKeys),
+      const dim3 mma_grid(static_cast<unsigned>((c.max_model_len + kdev::kMmaKeysPerCta - 1) / kdev::kMmaKeysPerCta),
                           static_cast<unsigned>(c.batch));
       const bool fnuz = c.fp8 == Fp8Format::e4m3fnuz;
       const std::int64_t m_tiles = c.next_n * c.heads / 64;  // per warp: 1, 2 or 4
