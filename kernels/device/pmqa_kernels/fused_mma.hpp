@@ -29,6 +29,11 @@ inline constexpr int kMmaRowBytes = kMmaD + 16;                // padded: the 8 
 inline constexpr int kMmaChunksPerCta = 8;                     // a CTA streams 8 chunks of one sequence ...
 inline constexpr int kMmaKeysPerCta = kMmaKeys * kMmaChunksPerCta;
 inline constexpr int kMmaStages = 3;                           // ... with 2 chunks in flight while it computes on one
+// Register cap for ptxas, per m-tile count: resident CTAs are what hides the memory latency. 7 CTAs
+// of 29.4 KB fill the 228 KB of shared memory; kMT 1 fits 7 in 72 registers (uncapped it took 120
+// and held 4); kMT 2 spills below 128 registers, so it holds 4.
+template <int kMT>
+inline constexpr int kMmaMinCtasPerSm = kMT == 1 ? 7 : kMT == 2 ? 4 : 3;
 
 // Shared memory in 16-byte aligned units (alignas on a __shared__ declaration is not portable).
 struct alignas(16) Bytes16 {
@@ -86,7 +91,7 @@ PMQA_DEV void issue_chunk(const LogitsParams& p, std::int64_t b, std::int64_t j,
 }
 
 template <class Hooks, bool kFnuz, int kMT>
-__global__ void __launch_bounds__(kMmaThreads) fused_mma_kernel(LogitsParams p) {
+__global__ void __launch_bounds__(kMmaThreads, kMmaMinCtasPerSm<kMT>) fused_mma_kernel(LogitsParams p) {
   constexpr int kRowsPerWarp = 16 * kMT;
   constexpr int kKSteps = kMmaD / NvMma::kK;       // 4
   constexpr int kKeyTiles = kMmaKeys / NvMma::kN;  // 8
@@ -168,7 +173,11 @@ __global__ void __launch_bounds__(kMmaThreads) fused_mma_kernel(LogitsParams p) 
 
     const std::uint8_t* keys = key_storage[c % kMmaStages][0].b;
     const float* scales = scale_storage[c % kMmaStages];
-    PMQA_UNROLL
+    // Not unrolled: an unrolled key-tile loop hoists loads and doubles the registers, halving the
+    // CTAs an SM holds (measured: 119 vs 56 registers at kMT 1), and the CTAs are the latency hiding.
+#if defined(PMQA_DEVICE_BUILD)
+#pragma unroll 1
+#endif
     for (int kt = 0; kt < kKeyTiles; ++kt) {
       float acc[kMT][4];
       PMQA_UNROLL
