@@ -108,7 +108,7 @@ TEST_P(FusedMmaVsReference, SameBytesBoundAndCleanContract) {
   double worst = 0;
   const bool ok = rc::check(exec->name() + " fused-mma vs reference", [&] {
     auto spec = *fixtures::gen_case_spec(r);
-    static const std::vector<std::pair<std::int64_t, std::int64_t>> fits{{64, 1}, {64, 2}, {64, 4}, {32, 2}, {32, 4}, {128, 1}, {128, 2}};
+    static const std::vector<std::pair<std::int64_t, std::int64_t>> fits{{64, 1}, {64, 2}, {64, 3}, {64, 4}, {32, 2}, {32, 4}, {32, 6}, {128, 1}, {128, 2}};
     const auto [heads, next_n] = *rc::gen::elementOf(fits);
     spec.heads = heads;
     spec.next_n = next_n;

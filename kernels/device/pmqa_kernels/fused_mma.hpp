@@ -1,17 +1,20 @@
 // The fused path on NVIDIA tensor cores (fp8 mma.sync m16n8k32, fp32 accumulate): variant
 // "fused-mma". Same output contract as the portable fused kernel; the host executor runs it with
-// the instruction emulated (mma_nv.hpp) at wave size 32.
+// the instructions emulated (mma_nv.hpp) at wave size 32.
 //
-// One CTA = 4 warps scores a range of 8 chunks of 64 keys of one sequence against all N*H query
-// rows, streaming the chunks through a 3-stage cp.async pipeline (two in flight while it computes):
-//   S[m][key] = sum_d q[m][d] * k[key][d],  m = n*H + h,  M = N*H = 64 * kMT rows,
-// warp w owning rows [w*16*kMT, (w+1)*16*kMT) (kMT m-tiles of 16, all of one n because
-// H % (16*kMT) == 0). A chunk's key bytes go to shared memory once (16-byte copies: the host API
-// requires block_stride % 16 == 0), each warp keeps its q rows as A fragments in registers, and
-// for each of the 8 key tiles of 8 it runs 4 k-steps of D = 128. The epilogue applies
-// w[h] * relu(s * S) per accumulator, sums a lane's two rows, then the 8 row groups of the warp
-// with __shfl_xor, and the warps of one n through shared memory in a fixed order (deterministic:
-// no atomics), and writes the chunk's N x 64 logits, -inf past E_r.
+// Keys are the M dimension: for 16 keys a warp computes S^T = K Q^T, A = the keys' bytes
+// [16 keys x 128 d], B = q^T [128 d x 8 rows] per n-tile of 8 query rows (m = n*H + h). The
+// reduction over heads is then along the accumulator's columns: each lane folds w[h] * relu(s*S)
+// of its 2 heads per n-tile into 2 running sums (keys g and g+8), and 2 shuffles finish a row.
+// Per mma that is ~3 epilogue instructions and half an ldmatrix, instead of a shuffle tree per
+// 8 keys (the first version, heads as M, issued ~40 instructions per mma; measured with ncu).
+//
+// A CTA of 4 warps takes a range of 8 chunks of 64 keys of one sequence (warp w: keys 16w..16w+15
+// of each chunk), streams the chunks through a 3-stage cp.async pipeline (two in flight while it
+// computes on one), and keeps q (all N*H rows) and the weights in shared memory for the whole
+// range. One launch scores the rows of next_n values [mma_n_begin, mma_n_begin + mma_n_count),
+// 64 or 128 query rows (kMT = 1 or 2): larger N*H takes several launches, each reading the keys
+// again. The host API requires D = 128, H in {32, 64, 128}, N*H % 64 == 0, block_stride % 16 == 0.
 #pragma once
 
 #include "pmqa_kernels/async_copy.hpp"
@@ -29,11 +32,9 @@ inline constexpr int kMmaRowBytes = kMmaD + 16;                // padded: the 8 
 inline constexpr int kMmaChunksPerCta = 8;                     // a CTA streams 8 chunks of one sequence ...
 inline constexpr int kMmaKeysPerCta = kMmaKeys * kMmaChunksPerCta;
 inline constexpr int kMmaStages = 3;                           // ... with 2 chunks in flight while it computes on one
-// Register cap for ptxas, per m-tile count: resident CTAs are what hides the memory latency. 7 CTAs
-// of 29.4 KB fill the 228 KB of shared memory; kMT 1 fits 7 in 72 registers (uncapped it took 120
-// and held 4); kMT 2 spills below 128 registers, so it holds 4.
+// Register cap for ptxas per N*H (kMT = N*H/64): resident CTAs are what hides the memory latency.
 template <int kMT>
-inline constexpr int kMmaMinCtasPerSm = kMT == 1 ? 7 : kMT == 2 ? 4 : 3;
+inline constexpr int kMmaMinCtasPerSm = kMT == 1 ? 6 : 4;
 
 // Shared memory in 16-byte aligned units (alignas on a __shared__ declaration is not portable).
 struct alignas(16) Bytes16 {
@@ -59,9 +60,9 @@ PMQA_DEV std::uint32_t load_u32(const std::uint8_t* p) {
 #endif
 }
 
-// Issues the asynchronous copies of chunk `chunk` (keys j0 + 64*chunk ..) into one stage: each
-// key's 128 value bytes as 8 x 16 bytes, its scale as 4 bytes; keys that do not exist read as
-// zero (their pages may not exist either: block_table entries past a sequence are never read).
+// Issues the asynchronous copies of the chunk starting at key j into one stage: each key's 128
+// value bytes as 8 x 16 bytes, its scale as 4 bytes; keys that do not exist read as zero (their
+// pages may not exist either: block_table entries past a sequence are never read).
 template <class Hooks>
 PMQA_DEV void issue_chunk(const LogitsParams& p, std::int64_t b, std::int64_t j, std::int64_t seq_keys,
                           std::uint8_t* stage_keys, float* stage_scales) {
@@ -90,14 +91,34 @@ PMQA_DEV void issue_chunk(const LogitsParams& p, std::int64_t b, std::int64_t j,
   }
 }
 
+// Writes one row's logit for keys g and g+8 of the warp's 16: the lane's partial sums over its
+// heads, finished across the 4 lanes of the row group.
+template <class Hooks>
+PMQA_DEV void flush_rows(const LogitsParams& p, std::int64_t b, std::int64_t n, std::int64_t key0, std::int64_t j_end,
+                         float (&rows)[2]) {
+  const int lane = static_cast<int>(threadIdx.x) % NvMma::kWarp;
+  for (int half = 0; half < 2; ++half) {
+    float v = Hooks::lane_partial(rows[half], threadIdx.x);
+    v += __shfl_xor(v, 1, NvMma::kWarp);
+    v += __shfl_xor(v, 2, NvMma::kWarp);
+    const std::int64_t j = key0 + (lane >> 2) + 8 * half;
+    if ((lane & 3) == 0 && j < j_end)
+      p.out[Hooks::out_offset(b * p.next_n + n, p.out_row_stride, j)] = j < Hooks::valid_keys(p, b, n) ? v : minus_infinity();
+    rows[half] = 0.0f;
+  }
+}
+
 template <class Hooks, bool kFnuz, int kMT>
 __global__ void __launch_bounds__(kMmaThreads, kMmaMinCtasPerSm<kMT>) fused_mma_kernel(LogitsParams p) {
-  constexpr int kRowsPerWarp = 16 * kMT;
-  constexpr int kKSteps = kMmaD / NvMma::kK;       // 4
-  constexpr int kKeyTiles = kMmaKeys / NvMma::kN;  // 8
+  static_assert(kMT == 1 || kMT == 2, "fused-mma scores 64 or 128 query rows per launch");
+  constexpr int kRows = 64 * kMT;                // mma_n_count * H
+  constexpr int kNTiles = kRows / NvMma::kN;     // query rows in tiles of 8
+  constexpr int kKSteps = kMmaD / NvMma::kK;     // 4
+  // 3 x 9.25 KB of keys + 18 KB of q at kMT 2: under the 48 KB of static shared memory.
   __shared__ Bytes16 key_storage[kMmaStages][kMmaKeys * kMmaRowBytes / 16];
   __shared__ float scale_storage[kMmaStages][kMmaKeys];
-  __shared__ float partial[kMmaWarps][kMmaKeys];
+  __shared__ Bytes16 q_storage[kRows * kMmaRowBytes / 16];  // the q bytes as given (FNUZ converted per fragment)
+  __shared__ float w_storage[kRows];
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / NvMma::kWarp, lane = tid % NvMma::kWarp;
@@ -105,61 +126,40 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinCtasPerSm<kMT>) fused_mma_
   const std::int64_t j_begin = static_cast<std::int64_t>(blockIdx.x) * kMmaKeysPerCta;
   const std::int64_t j_end = j_begin + kMmaKeysPerCta < p.max_model_len ? j_begin + kMmaKeysPerCta : p.max_model_len;
 
-  std::int64_t seq_keys = 0;
-  for (std::int64_t n = 0; n < p.next_n; ++n) {
+  const std::int64_t n_begin = p.mma_n_begin, n_count = p.mma_n_count;
+  std::int64_t seq_keys = 0;  // the longest of this launch's rows bounds which keys are read
+  for (std::int64_t n = n_begin; n < n_begin + n_count; ++n) {
     const std::int64_t e = Hooks::valid_keys(p, b, n);
     seq_keys = e > seq_keys ? e : seq_keys;
   }
   // Chunks of 64 keys holding at least one existing key; the rest of the range is -inf only.
   const std::int64_t live_end = seq_keys < j_end ? seq_keys : j_end;
   const int chunks = live_end > j_begin ? static_cast<int>((live_end - j_begin + kMmaKeys - 1) / kMmaKeys) : 0;
-  for (std::int64_t i = tid; i < p.next_n * kMmaKeysPerCta; i += kMmaThreads) {
-    const std::int64_t n = i / kMmaKeysPerCta, j = j_begin + static_cast<std::int64_t>(chunks) * kMmaKeys + i % kMmaKeysPerCta;
+  for (std::int64_t i = tid; i < n_count * kMmaKeysPerCta; i += kMmaThreads) {
+    const std::int64_t n = n_begin + i / kMmaKeysPerCta;
+    const std::int64_t j = j_begin + static_cast<std::int64_t>(chunks) * kMmaKeys + i % kMmaKeysPerCta;
     if (j < j_end) p.out[Hooks::out_offset(b * p.next_n + n, p.out_row_stride, j)] = minus_infinity();
   }
   if (chunks == 0) return;  // uniform per CTA
 
-  // Start fetching the first chunks, then build the query fragments while they fly.
+  // Start fetching the first chunks, then stage q and the weights while they fly.
   for (int c = 0; c < kMmaStages - 1; ++c) {
     if (c < chunks)
       issue_chunk<Hooks>(p, b, j_begin + c * kMmaKeys, seq_keys, key_storage[c][0].b, scale_storage[c]);
     async_commit();
   }
-
-  // This warp's query rows as A fragments (OCP bytes; FNUZ converted with its correction part),
-  // and the weight of each row the lane's accumulators hold.
-  std::uint32_t qa[kMT][kKSteps][4], qc[kMT][kKSteps][4];
-  float wrow[kMT][2];
-  const std::int64_t row0 = static_cast<std::int64_t>(warp) * kRowsPerWarp;
-  const std::int64_t n_of_warp = row0 / p.heads;
-  PMQA_UNROLL
-  for (int mt = 0; mt < kMT; ++mt) {
-    PMQA_UNROLL
-    for (int ks = 0; ks < kKSteps; ++ks)
-      PMQA_UNROLL
-      for (int r = 0; r < 4; ++r) {
-        const std::int64_t h = row0 + mt * 16 + NvMma::a_row(lane, r) - n_of_warp * p.heads;
-        const int d = ks * NvMma::kK + NvMma::a_col(lane, r);
-        // 4 bytes at d..d+3 (d % 4 == 0, D = 128: the word is 4-byte aligned).
-        const std::uint32_t word = load_u32(p.q + Hooks::q_offset(p, b, n_of_warp, h, d));
-        if constexpr (kFnuz) {
-          const OcpPair pair = fnuz_to_ocp4(word);
-          qa[mt][ks][r] = pair.main;
-          qc[mt][ks][r] = pair.corr;
-        } else {
-          qa[mt][ks][r] = word;
-          qc[mt][ks][r] = 0;
-        }
-      }
-    PMQA_UNROLL
-    for (int half = 0; half < 2; ++half) {
-      const std::int64_t h = row0 + mt * 16 + NvMma::c_row(lane, 2 * half) - n_of_warp * p.heads;
-      wrow[mt][half] = p.weights[(b * p.next_n + n_of_warp) * p.heads + h];
-    }
+  std::uint8_t* const qs = q_storage[0].b;
+  for (int i = tid; i < kRows * (kMmaD / 4); i += kMmaThreads) {
+    const int m = i / (kMmaD / 4), d = 4 * (i % (kMmaD / 4));
+    const std::int64_t n = n_begin + m / p.heads, h = m % p.heads;
+    // D = 128: the 4 bytes at d are 4-byte aligned.
+    *reinterpret_cast<std::uint32_t*>(qs + m * kMmaRowBytes + d) = load_u32(p.q + Hooks::q_offset(p, b, n, h, d));
   }
+  for (int m = tid; m < kRows; m += kMmaThreads)
+    w_storage[m] = p.weights[(b * p.next_n + n_begin + m / p.heads) * p.heads + m % p.heads];
   // FNUZ bytes enter the tensor cores doubled (fnuz_to_ocp.hpp): 1/2 per operand.
   const float scale_factor = kFnuz ? 0.25f : 1.0f;
-  const int warps_per_n = static_cast<int>(p.heads / kRowsPerWarp);
+  const int tiles_per_n = static_cast<int>(p.heads / NvMma::kN);
 
   for (int c = 0; c < chunks; ++c) {
     // Refill the stage chunk c-1 used (every thread passed the barrier after computing on it).
@@ -168,74 +168,68 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinCtasPerSm<kMT>) fused_mma_
       issue_chunk<Hooks>(p, b, j_begin + ahead * kMmaKeys, seq_keys, key_storage[ahead % kMmaStages][0].b,
                          scale_storage[ahead % kMmaStages]);
     async_commit();
-    async_wait<kMmaStages - 1>();  // chunk c has landed (this thread's part)
-    Hooks::barrier();               // ... and every thread's
+    async_wait<kMmaStages - 1>();  // chunk c has landed (this thread's part) ...
+    Hooks::barrier();               // ... and every thread's; q and the weights too (first pass)
 
-    const std::uint8_t* keys = key_storage[c % kMmaStages][0].b;
-    const float* scales = scale_storage[c % kMmaStages];
-    // Not unrolled: an unrolled key-tile loop hoists loads and doubles the registers, halving the
-    // CTAs an SM holds (measured: 119 vs 56 registers at kMT 1), and the CTAs are the latency hiding.
-#if defined(PMQA_DEVICE_BUILD)
-#pragma unroll 1
-#endif
-    for (int kt = 0; kt < kKeyTiles; ++kt) {
-      float acc[kMT][4];
+    // This warp's 16 keys: A fragments for the 4 k-steps, and their scales.
+    const std::uint8_t* key_tile = key_storage[c % kMmaStages][0].b + warp * 16 * kMmaRowBytes;
+    std::uint32_t ka[kKSteps][4], kc[kKSteps][4];
+    PMQA_UNROLL
+    for (int ks = 0; ks < kKSteps; ++ks) {
+      load_a_fragment(ka[ks], key_tile + ks * NvMma::kK, kMmaRowBytes);
       PMQA_UNROLL
-      for (int mt = 0; mt < kMT; ++mt)
-        PMQA_UNROLL
-        for (int i = 0; i < 4; ++i) acc[mt][i] = 0.0f;
-      const std::uint8_t* key_row = keys + (kt * NvMma::kN + NvMma::b_col(lane)) * kMmaRowBytes;
-      PMQA_UNROLL
-      for (int ks = 0; ks < kKSteps; ++ks) {
-        std::uint32_t kb[2] = {load_u32(key_row + ks * NvMma::kK + NvMma::b_row(lane, 0)),
-                               load_u32(key_row + ks * NvMma::kK + NvMma::b_row(lane, 1))};
-        std::uint32_t kbc[2] = {0, 0};
+      for (int r = 0; r < 4; ++r) {
         if constexpr (kFnuz) {
-          for (int r = 0; r < 2; ++r) {
-            const OcpPair pair = fnuz_to_ocp4(kb[r]);
-            kb[r] = pair.main;
-            kbc[r] = pair.corr;
-          }
+          const OcpPair pair = fnuz_to_ocp4(ka[ks][r]);
+          ka[ks][r] = pair.main;
+          kc[ks][r] = pair.corr;
+        } else {
+          kc[ks][r] = 0;
         }
-        PMQA_UNROLL
-        for (int mt = 0; mt < kMT; ++mt) {
-          NvMma::mma(acc[mt], qa[mt][ks], kb);
-          if constexpr (kFnuz) {  // the exact remainder of the +-240 codes
-            NvMma::mma(acc[mt], qa[mt][ks], kbc);
-            NvMma::mma(acc[mt], qc[mt][ks], kb);
-            NvMma::mma(acc[mt], qc[mt][ks], kbc);
-          }
-        }
-      }
-      // Epilogue of this key tile: the lane's columns 2t and 2t+1, summed over its rows.
-      float col_sum[2] = {0.0f, 0.0f};
-      PMQA_UNROLL
-      for (int mt = 0; mt < kMT; ++mt)
-        PMQA_UNROLL
-        for (int i = 0; i < 4; ++i) {
-          const int key = kt * NvMma::kN + NvMma::c_col(lane, i);
-          col_sum[i & 1] += wrow[mt][i >> 1] * Hooks::relu(scales[key] * scale_factor * acc[mt][i]);
-        }
-      PMQA_UNROLL
-      for (int cc = 0; cc < 2; ++cc) {
-        float v = Hooks::lane_partial(col_sum[cc], static_cast<unsigned>(tid));
-        for (int m = 4; m < NvMma::kWarp; m <<= 1) v += __shfl_xor(v, m, NvMma::kWarp);  // over the 8 row groups
-        if (lane < 4) partial[warp][kt * NvMma::kN + NvMma::c_col(lane, cc)] = v;
       }
     }
-    Hooks::barrier();
+    const float* scales = scale_storage[c % kMmaStages];
+    const float s_lo = scales[warp * 16 + (lane >> 2)] * scale_factor;
+    const float s_hi = scales[warp * 16 + (lane >> 2) + 8] * scale_factor;
+    const std::int64_t key0 = j_begin + static_cast<std::int64_t>(c) * kMmaKeys + warp * 16;
 
-    // Sum the warps of each n in warp order (deterministic), write the chunk.
-    const std::int64_t j0 = j_begin + static_cast<std::int64_t>(c) * kMmaKeys;
-    for (std::int64_t i = tid; i < p.next_n * kMmaKeys; i += kMmaThreads) {
-      const std::int64_t n = i / kMmaKeys;
-      const int key = static_cast<int>(i % kMmaKeys);
-      const std::int64_t j = j0 + key;
-      if (j >= j_end) continue;
-      float sum = 0.0f;
-      for (int w = 0; w < warps_per_n; ++w) sum += partial[n * warps_per_n + w][key];
-      p.out[Hooks::out_offset(b * p.next_n + n, p.out_row_stride, j)] = j < Hooks::valid_keys(p, b, n) ? sum : minus_infinity();
+    float rows[2] = {0.0f, 0.0f};
+    for (int nt = 0; nt < kNTiles; ++nt) {
+      float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      const std::uint8_t* q_tile = qs + nt * NvMma::kN * kMmaRowBytes;
+      PMQA_UNROLL
+      for (int ks = 0; ks < kKSteps; ks += 2) {
+        std::uint32_t qb[4], qcb[4] = {0, 0, 0, 0};
+        load_b_fragments_x2(qb, q_tile + ks * NvMma::kK, kMmaRowBytes);
+        if constexpr (kFnuz) {
+          PMQA_UNROLL
+          for (int r = 0; r < 4; ++r) {
+            const OcpPair pair = fnuz_to_ocp4(qb[r]);
+            qb[r] = pair.main;
+            qcb[r] = pair.corr;
+          }
+        }
+        const std::uint32_t b0[2] = {qb[0], qb[1]}, b1[2] = {qb[2], qb[3]};
+        NvMma::mma(acc, ka[ks], b0);
+        NvMma::mma(acc, ka[ks + 1], b1);
+        if constexpr (kFnuz) {  // the exact remainder of the +-240 codes
+          const std::uint32_t c0[2] = {qcb[0], qcb[1]}, c1[2] = {qcb[2], qcb[3]};
+          NvMma::mma(acc, kc[ks], b0);
+          NvMma::mma(acc, kc[ks + 1], b1);
+          NvMma::mma(acc, ka[ks], c0);
+          NvMma::mma(acc, ka[ks + 1], c1);
+          NvMma::mma(acc, kc[ks], c0);
+          NvMma::mma(acc, kc[ks + 1], c1);
+        }
+      }
+      // acc: keys (g | g+8) x rows (nt*8 + 2t, +1)
+      const int m = nt * NvMma::kN + 2 * (lane & 3);
+      const float w0 = w_storage[m], w1 = w_storage[m + 1];
+      rows[0] += w0 * Hooks::relu(s_lo * acc[0]) + w1 * Hooks::relu(s_lo * acc[1]);
+      rows[1] += w0 * Hooks::relu(s_hi * acc[2]) + w1 * Hooks::relu(s_hi * acc[3]);
+      if ((nt + 1) % tiles_per_n == 0) flush_rows<Hooks>(p, b, n_begin + nt / tiles_per_n, key0, j_end, rows);  // row n done
     }
+    Hooks::barrier();  // the stage may be refilled only once every warp is done with it
   }
   async_wait<0>();  // no copy may outlive the CTA's shared memory
 }

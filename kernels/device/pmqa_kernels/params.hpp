@@ -21,6 +21,9 @@ struct LogitsParams {
   std::int64_t block_size = 0, block_stride = 0, max_blocks_per_seq = 0, max_model_len = 0;
   int context_lens_2d = 0;
   int shuffle = 0;
+  // fused-mma scores the rows of next_n values [mma_n_begin, mma_n_begin + mma_n_count) per launch
+  // (its shared memory holds 128 query rows at most; larger N*H takes several launches).
+  std::int64_t mma_n_begin = 0, mma_n_count = 0;
 };
 
 PMQA_KDEV_END

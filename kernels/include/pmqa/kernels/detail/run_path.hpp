@@ -58,11 +58,10 @@ void with_instance(const Case& c, F&& f) {
 inline std::string mma_unfit(const Case& c, bool backend_has_mma) {
   if (!backend_has_mma) return "the executor has no fp8 mma.sync (NVIDIA sm_89+, or the host executor at wave 32)";
   if (c.head_dim != kdev::kMmaD) return "fused-mma takes head_dim 128 (got " + std::to_string(c.head_dim) + ")";
-  const std::int64_t rows = c.next_n * c.heads;
-  if (rows != 64 && rows != 128 && rows != 256)
-    return "fused-mma takes next_n*heads 64, 128 or 256 (got " + std::to_string(rows) + ")";
-  if (c.heads % (rows / 4) != 0)
-    return "fused-mma needs heads to be a multiple of next_n*heads/4 (one n per warp)";
+  if (c.heads != 32 && c.heads != 64 && c.heads != 128)
+    return "fused-mma takes heads 32, 64 or 128 (got " + std::to_string(c.heads) + ")";
+  if ((c.next_n * c.heads) % 64 != 0)
+    return "fused-mma takes next_n*heads in multiples of 64 (got " + std::to_string(c.next_n * c.heads) + ")";
   if (c.block_stride % 16 != 0)
     return "fused-mma copies 16-byte segments: block_stride must be a multiple of 16 (got " + std::to_string(c.block_stride) + ")";
   return "";
@@ -141,16 +140,16 @@ class PreparedRun {
       const dim3 mma_grid(static_cast<unsigned>((c.max_model_len + kdev::kMmaKeysPerCta - 1) / kdev::kMmaKeysPerCta),
                           static_cast<unsigned>(c.batch));
       const bool fnuz = c.fp8 == Fp8Format::e4m3fnuz;
-      const std::int64_t m_tiles = c.next_n * c.heads / 64;  // per warp: 1, 2 or 4
-      auto go = [&](auto fn) { be_.launch("fused_mma_kernel", fn, mma_grid, dim3(kdev::kMmaThreads), p_); };
-      if (fnuz) {
-        if (m_tiles == 1) go(kdev::fused_mma_kernel<Hooks, true, 1>);
-        else if (m_tiles == 2) go(kdev::fused_mma_kernel<Hooks, true, 2>);
-        else go(kdev::fused_mma_kernel<Hooks, true, 4>);
-      } else {
-        if (m_tiles == 1) go(kdev::fused_mma_kernel<Hooks, false, 1>);
-        else if (m_tiles == 2) go(kdev::fused_mma_kernel<Hooks, false, 2>);
-        else go(kdev::fused_mma_kernel<Hooks, false, 4>);
+      // Up to 128 query rows per launch: groups of next_n values, the last one possibly 64 rows.
+      const std::int64_t group = 128 / c.heads;
+      for (std::int64_t n0 = 0; n0 < c.next_n; n0 += group) {
+        kdev::LogitsParams q = p_;
+        q.mma_n_begin = n0;
+        q.mma_n_count = std::min(group, c.next_n - n0);
+        const bool two = q.mma_n_count * c.heads == 128;
+        auto go = [&](auto fn) { be_.launch("fused_mma_kernel", fn, mma_grid, dim3(kdev::kMmaThreads), q); };
+        if (fnuz) two ? go(kdev::fused_mma_kernel<Hooks, true, 2>) : go(kdev::fused_mma_kernel<Hooks, true, 1>);
+        else two ? go(kdev::fused_mma_kernel<Hooks, false, 2>) : go(kdev::fused_mma_kernel<Hooks, false, 1>);
       }
       return;
     }
