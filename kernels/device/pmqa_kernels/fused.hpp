@@ -27,8 +27,9 @@ struct KeyRegisters {
 // Decodes key j of sequence b (page from the table, token within the block) into registers.
 template <class Hooks, int kD, bool kFnuz>
 PMQA_DEV void load_key(const LogitsParams& p, std::int64_t b, std::int64_t j, KeyRegisters<Hooks, kD>& key) {
-  const std::int64_t page = p.block_table[b * p.max_blocks_per_seq + j / p.block_size];
-  const std::int64_t t = j % p.block_size;
+  const KeySlot slot = key_slot(p, j);
+  const std::int64_t page = p.block_table[b * p.max_blocks_per_seq + slot.logical];
+  const std::int64_t t = slot.token;
   const std::uint8_t* block = p.kv + Hooks::block_offset(page, p.block_stride);
 PMQA_UNROLL
   for (int d = 0; d < kD; ++d) key.k[d] = Hooks::template decode_k<kFnuz>(block[Hooks::template value_offset<kD>(p.shuffle != 0, t, d)]);

@@ -73,9 +73,10 @@ PMQA_DEV void issue_chunk(const LogitsParams& p, std::int64_t b, std::int64_t j,
     const bool exists = jk < seq_keys;
     const std::uint8_t* src = p.kv;
     if (exists) {
-      const std::int64_t page = p.block_table[b * p.max_blocks_per_seq + jk / p.block_size];
+      const KeySlot slot = key_slot(p, jk);
+      const std::int64_t page = p.block_table[b * p.max_blocks_per_seq + slot.logical];
       src = p.kv + Hooks::block_offset(page, p.block_stride) +
-            Hooks::template value_offset<kMmaD>(p.shuffle != 0, jk % p.block_size, seg * 16);
+            Hooks::template value_offset<kMmaD>(p.shuffle != 0, slot.token, seg * 16);
     }
     async_copy<16>(stage_keys + key * kMmaRowBytes + seg * 16, src, exists);
   }
@@ -84,8 +85,9 @@ PMQA_DEV void issue_chunk(const LogitsParams& p, std::int64_t b, std::int64_t j,
     const bool exists = jk < seq_keys;
     const std::uint8_t* src = p.kv;
     if (exists) {
-      const std::int64_t page = p.block_table[b * p.max_blocks_per_seq + jk / p.block_size];
-      src = p.kv + Hooks::block_offset(page, p.block_stride) + scale_offset<kMmaD>(p.block_size, jk % p.block_size);
+      const KeySlot slot = key_slot(p, jk);
+      const std::int64_t page = p.block_table[b * p.max_blocks_per_seq + slot.logical];
+      src = p.kv + Hooks::block_offset(page, p.block_stride) + scale_offset<kMmaD>(p.block_size, slot.token);
     }
     async_copy<4>(stage_scales + key, src, exists);
   }
@@ -149,17 +151,18 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinCtasPerSm<kMT>) fused_mma_
     async_commit();
   }
   std::uint8_t* const qs = q_storage[0].b;
+  const int heads = static_cast<int>(p.heads);  // 32-bit: a 64-bit division is ~100 instructions
   for (int i = tid; i < kRows * (kMmaD / 4); i += kMmaThreads) {
     const int m = i / (kMmaD / 4), d = 4 * (i % (kMmaD / 4));
-    const std::int64_t n = n_begin + m / p.heads, h = m % p.heads;
+    const std::int64_t n = n_begin + m / heads, h = m % heads;
     // D = 128: the 4 bytes at d are 4-byte aligned.
     *reinterpret_cast<std::uint32_t*>(qs + m * kMmaRowBytes + d) = load_u32(p.q + Hooks::q_offset(p, b, n, h, d));
   }
   for (int m = tid; m < kRows; m += kMmaThreads)
-    w_storage[m] = p.weights[(b * p.next_n + n_begin + m / p.heads) * p.heads + m % p.heads];
+    w_storage[m] = p.weights[(b * p.next_n + n_begin + m / heads) * p.heads + m % heads];
   // FNUZ bytes enter the tensor cores doubled (fnuz_to_ocp.hpp): 1/2 per operand.
   const float scale_factor = kFnuz ? 0.25f : 1.0f;
-  const int tiles_per_n = static_cast<int>(p.heads / NvMma::kN);
+  const int tiles_per_n = heads / NvMma::kN;
 
   for (int c = 0; c < chunks; ++c) {
     // Refill the stage chunk c-1 used (every thread passed the barrier after computing on it).

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "pmqa_kernels/hip_compat.hpp"
+#include "pmqa_kernels/params.hpp"
 
 PMQA_KDEV_BEGIN
 
@@ -19,6 +20,18 @@ PMQA_DEV std::int64_t value_offset(bool shuffle, std::int64_t t, int d) {
 template <int kD>
 PMQA_DEV std::int64_t scale_offset(std::int64_t block_size, std::int64_t t) {
   return block_size * kD + 4 * t;
+}
+
+// Key j of a sequence -> (logical block, token in block). A 64-bit division costs ~100 GPU
+// instructions, which dominated fused-mma's inner loop; block sizes are powers of two in
+// practice, so that case is a shift and a mask.
+struct KeySlot {
+  std::int64_t logical;
+  std::int64_t token;
+};
+PMQA_DEV KeySlot key_slot(const LogitsParams& p, std::int64_t j) {
+  if (p.block_shift >= 0) return {j >> p.block_shift, j & (p.block_size - 1)};
+  return {j / p.block_size, j % p.block_size};
 }
 
 // A little-endian fp32 from 4 bytes at any alignment (padded block strides need not keep the

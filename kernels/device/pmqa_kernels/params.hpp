@@ -19,6 +19,7 @@ struct LogitsParams {
 
   std::int64_t batch = 0, next_n = 1, heads = 0, head_dim = 0;
   std::int64_t block_size = 0, block_stride = 0, max_blocks_per_seq = 0, max_model_len = 0;
+  int block_shift = -1;  // log2(block_size) when it is a power of two: keys split with a shift, not a 64-bit division
   int context_lens_2d = 0;
   int shuffle = 0;
   // fused-mma scores the rows of next_n values [mma_n_begin, mma_n_begin + mma_n_count) per launch

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -99,6 +100,9 @@ class PreparedRun {
     p_.block_stride = c.block_stride;
     p_.max_blocks_per_seq = c.max_blocks_per_seq;
     p_.max_model_len = c.max_model_len;
+    p_.block_shift = std::has_single_bit(static_cast<std::uint64_t>(c.block_size))
+                         ? std::countr_zero(static_cast<std::uint64_t>(c.block_size))
+                         : -1;
     p_.context_lens_2d = c.context_lens_2d ? 1 : 0;
     p_.shuffle = c.layout == KvLayout::shuffle ? 1 : 0;
     if (path == Path::fused) {
