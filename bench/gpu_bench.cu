@@ -11,6 +11,8 @@
 //   pmqa_bench_gpu [--reps N] [--no-scaling] [--json FILE]
 #include <hip/hip_runtime.h>
 
+#include <utility>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -207,6 +209,27 @@ double time_launch(PreparedRun<HipBackend>& run, L2Flusher& flusher, int reps) {
   return median(t);
 }
 
+// Ablations of fused-mma: the same launch with one stage left out (the output is then wrong).
+struct SkipKeyLoads : pmqa::kdev::Faithful { static constexpr bool kSkipKeyLoads = true; };
+struct SkipMma : pmqa::kdev::Faithful { static constexpr bool kSkipMma = true; };
+struct SkipEpilogue : pmqa::kdev::Faithful { static constexpr bool kSkipEpilogue = true; };
+
+template <class Hooks>
+double time_ablation(HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, int reps) {
+  PreparedRun<HipBackend, Hooks> run(be, Path::fused, c, {.variant = pmqa::kernels::FusedVariant::mma});
+  for (int i = 0; i < 3; ++i) run.launch();
+  Events ev;
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    flusher.flush();
+    PMQA_HIP_CHECK(hipEventRecord(ev.start, 0));
+    run.launch();
+    PMQA_HIP_CHECK(hipEventRecord(ev.stop, 0));
+    t.push_back(ev.ms());
+  }
+  return median(t);
+}
+
 struct Kernel {
   const char* name;
   Path path;
@@ -275,6 +298,15 @@ int main(int argc, char** argv) {
                   r.ms, r.gbs, r.tflops, r.floor_ms, r.ms / r.floor_ms, two / r.ms, r.correct ? "yes" : "NO");
     }
 
+    {
+      std::printf("\nfused-mma ablations (next_n 1; each leaves one stage out, output wrong by design):\n");
+      const pmqa::Case c = decode_case(64, 8192, 1, 16384, false);
+      const double full = time_ablation<pmqa::kdev::Faithful>(be, c, flusher, reps);
+      const double no_loads = time_ablation<SkipKeyLoads>(be, c, flusher, reps);
+      const double no_mma = time_ablation<SkipMma>(be, c, flusher, reps);
+      const double no_epi = time_ablation<SkipEpilogue>(be, c, flusher, reps);
+      std::printf("  full %.4f ms | no key loads %.4f | no mma %.4f | no epilogue %.4f\n", full, no_loads, no_mma, no_epi);
+    }
     std::vector<Row> scale_rows;
     std::vector<std::string> scale_labels;
     if (scaling) {

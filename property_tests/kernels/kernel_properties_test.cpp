@@ -112,7 +112,9 @@ TEST_P(FusedMmaVsReference, SameBytesBoundAndCleanContract) {
     const auto [heads, next_n] = *rc::gen::elementOf(fits);
     spec.heads = heads;
     spec.next_n = next_n;
-    spec.block_stride_pad = 16 * (spec.block_stride_pad % 3);
+    // The variant copies 16-byte segments: pad the block stride to a multiple of 16.
+    const std::int64_t unpadded = spec.block_size * (spec.head_dim + 4);
+    spec.block_stride_pad = (16 - unpadded % 16) % 16 + 16 * (spec.block_stride_pad % 3);
     spec.specials = *rc::gen::element(fixtures::SpecialCodes::none, fixtures::SpecialCodes::finite, fixtures::SpecialCodes::with_nan);
     // Re-derive lengths for the new next_n (the generated ones were for the drawn shape).
     spec.context_lens.resize(static_cast<std::size_t>(spec.context_lens_2d ? spec.batch * spec.next_n : spec.batch), 0);

@@ -82,6 +82,7 @@ PMQA_DEV std::int64_t page_of(const LogitsParams& p, std::int64_t b, const PageW
 template <class Hooks>
 PMQA_DEV void issue_chunk(const LogitsParams& p, std::int64_t b, const PageWindow& window, std::int64_t j,
                           std::int64_t seq_keys, std::uint8_t* stage_keys, float* stage_scales) {
+  if constexpr (Hooks::kSkipKeyLoads) return;
   const int tid = static_cast<int>(threadIdx.x);
   for (int i = tid; i < kMmaKeys * (kMmaD / 16); i += kMmaThreads) {
     const int key = i / (kMmaD / 16), seg = i % (kMmaD / 16);
@@ -108,6 +109,8 @@ PMQA_DEV void issue_chunk(const LogitsParams& p, std::int64_t b, const PageWindo
     async_copy<4>(stage_scales + key, src, exists);
   }
 }
+
+PMQA_DEV float __uint_as_float_portable(std::uint32_t u) { return bits_to_float(u & 0x3F7FFFFFu); }
 
 // Writes one row's logit for keys g and g+8 of the warp's 16: the lane's partial sums over its
 // heads, finished across the 4 lanes of the row group.
@@ -243,6 +246,10 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinCtasPerSm<kMT>) fused_mma_
           }
         }
         const std::uint32_t b0[2] = {qb[0], qb[1]}, b1[2] = {qb[2], qb[3]};
+        if constexpr (Hooks::kSkipMma) {
+          acc[0] += __uint_as_float_portable(qb[0] ^ ka[ks][0]);  // keep the loads live
+          continue;
+        }
         NvMma::mma(acc, ka[ks], b0);
         NvMma::mma(acc, ka[ks + 1], b1);
         if constexpr (kFnuz) {  // the exact remainder of the +-240 codes
@@ -254,6 +261,11 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinCtasPerSm<kMT>) fused_mma_
           NvMma::mma(acc, kc[ks], c0);
           NvMma::mma(acc, kc[ks + 1], c1);
         }
+      }
+      if constexpr (Hooks::kSkipEpilogue) {
+        rows[0] += acc[0] + acc[1] + acc[2] + acc[3];  // keep the mma live
+        if (nt + 1 == kNTiles) flush_rows<Hooks>(p, b, n_begin, key0, j_end, rows);
+        continue;
       }
       // acc: keys (g | g+8) x rows (nt*8 + 2t, +1)
       const int m = nt * NvMma::kN + 2 * (lane & 3);

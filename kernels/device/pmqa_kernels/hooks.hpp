@@ -37,6 +37,12 @@ struct Faithful {
   // The value a lane contributes to the head reduction (a hook for "garbage in one lane").
   static PMQA_DEV float lane_partial(float acc, unsigned /*thread*/) { return acc; }
   static PMQA_DEV void barrier() { __syncthreads(); }
+
+  // Timing ablations (bench only): leave a stage of fused-mma out to see what it costs. The
+  // output is then wrong by design; production and mutants keep all three false.
+  static constexpr bool kSkipKeyLoads = false;  // no key copies: compute on whatever the stage holds
+  static constexpr bool kSkipMma = false;       // no tensor-core instructions
+  static constexpr bool kSkipEpilogue = false;  // no scale/relu/weight fold and no row reduction
 };
 
 PMQA_KDEV_END
