@@ -83,8 +83,11 @@ int run_gauntlet(const GauntletCliOptions& o) {
   progress.clear();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  int survivors = 0, false_alarms = 0;
-  for (const auto& r : results) survivors += r.survived() ? 1 : 0;
+  int survivors = 0, false_alarms = 0, not_run = 0;
+  for (const auto& r : results) {
+    survivors += r.survived() ? 1 : 0;
+    not_run += r.not_run ? 1 : 0;
+  }
   for (const auto& f : baseline) false_alarms += f.caught ? 1 : 0;
 
   if (o.json) {
@@ -119,9 +122,9 @@ int run_gauntlet(const GauntletCliOptions& o) {
           if (f.caught) std::printf("  %s [%s]\n%s\n", f.check.c_str(), f.config.c_str(), indent(f.evidence, "    ").c_str());
       }
     }
-    std::printf("%s: %zu mutants, %d caught, %d survived (%.1f s)\n",
+    std::printf("%s: %zu mutants, %d caught, %d survived, %d not run (%.1f s)\n",
                 survivors == 0 && false_alarms == 0 ? "PASS" : "FAIL", results.size(),
-                static_cast<int>(results.size()) - survivors, survivors, seconds);
+                static_cast<int>(results.size()) - survivors - not_run, survivors, not_run, seconds);
   }
   return survivors == 0 && false_alarms == 0 ? kExitPass : kExitMismatch;
 }

@@ -23,7 +23,7 @@ TEST_P(QuickSuiteOnHost, EveryCaseMatchesTheReference) {
     const Case c = fixtures::make_case(sc.spec);
     const Reference ref = compute_reference(c, {.precision = Precision::fp64});
     const auto run = exec->run(GetParam().path, c);
-    const Report rep = compare(c, ref, run.out);
+    const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
     EXPECT_TRUE(rep.passed()) << sc.name << " on " << exec->name() << " (" << to_string(GetParam().path) << ")\n" << rep.to_text();
   }
 }

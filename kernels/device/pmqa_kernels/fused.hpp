@@ -33,7 +33,7 @@ PMQA_DEV void load_key(const LogitsParams& p, std::int64_t b, std::int64_t j, Ke
   const std::uint8_t* block = p.kv + Hooks::block_offset(page, p.block_stride);
 PMQA_UNROLL
   for (int d = 0; d < kD; ++d) key.k[d] = Hooks::template decode_k<kFnuz>(block[Hooks::template value_offset<kD>(p.shuffle != 0, t, d)]);
-  key.scale = load_f32_unaligned(block + scale_offset<kD>(p.block_size, t));
+  key.scale = load_f32_unaligned(block + Hooks::template scale_offset<kD>(p.block_size, t));
 }
 
 // Stages q[b][n][h0 .. h0+count) (decoded) and the matching weights into shared memory.

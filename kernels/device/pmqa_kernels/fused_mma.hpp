@@ -104,7 +104,7 @@ PMQA_DEV void issue_chunk(const LogitsParams& p, std::int64_t b, const PageWindo
     if (exists) {
       const KeySlot slot = key_slot(p, jk);
       const std::int64_t page = page_of<Hooks>(p, b, window, slot.logical);
-      src = p.kv + Hooks::block_offset(page, p.block_stride) + scale_offset<kMmaD>(p.block_size, slot.token);
+      src = p.kv + Hooks::block_offset(page, p.block_stride) + Hooks::template scale_offset<kMmaD>(p.block_size, slot.token);
     }
     async_copy<4>(stage_scales + key, src, exists);
   }

@@ -21,8 +21,17 @@ struct Faithful {
   static PMQA_DEV std::int64_t value_offset(bool shuffle, std::int64_t t, int d) { return kdev::value_offset<kD>(shuffle, t, d); }
   // Byte offset of a physical block in the cache.
   static PMQA_DEV std::int64_t block_offset(std::int64_t page, std::int64_t block_stride) { return page * block_stride; }
+  // Byte offset of token t's scale within a block.
+  template <int kD>
+  static PMQA_DEV std::int64_t scale_offset(std::int64_t block_size, std::int64_t t) { return kdev::scale_offset<kD>(block_size, t); }
   // Element offset of output cell (r, j).
   static PMQA_DEV std::int64_t out_offset(std::int64_t r, std::int64_t row_stride, std::int64_t j) { return r * row_stride + j; }
+  // Element offset of stage 1's per-head cell (h, r, j) in [H, B*N, max_model_len].
+  static PMQA_DEV std::int64_t per_head_offset(const LogitsParams& p, std::int64_t h, std::int64_t r, std::int64_t j) {
+    return (h * (p.batch * p.next_n) + r) * p.max_model_len + j;
+  }
+  // The stride of a grid-stride loop: every thread of the launched grid, once.
+  static PMQA_DEV std::int64_t grid_stride() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
   // Element offset of q[b][n][h][d].
   static PMQA_DEV std::int64_t q_offset(const LogitsParams& p, std::int64_t b, std::int64_t n, std::int64_t h, int d) {
     return ((b * p.next_n + n) * p.heads + h) * p.head_dim + d;

@@ -13,7 +13,7 @@ inline constexpr int kFlatThreads = 256;
 // Grid-stride fill of `count` floats with -inf.
 template <class Hooks>
 __global__ void __launch_bounds__(kFlatThreads) fill_minus_infinity_kernel(float* data, std::int64_t count) {
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t stride = Hooks::grid_stride();
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
     data[i] = minus_infinity();
 }
@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kFusedThreads) stage1_kernel(LogitsParams p) {
 PMQA_UNROLL
         for (int d = 0; d < kD; ++d) dot += qs[h][d] * key.k[d];
         const float v = Hooks::lane_partial(ws[h] * Hooks::relu(key.scale * dot), tid);
-        p.per_head[Hooks::out_offset((h0 + h) * rows + r, p.max_model_len, j)] = v;
+        p.per_head[Hooks::per_head_offset(p, h0 + h, r, j)] = v;
       }
     }
   }
@@ -65,11 +65,11 @@ template <class Hooks>
 __global__ void __launch_bounds__(kFlatThreads) head_sum_kernel(LogitsParams p) {
   const std::int64_t rows = p.batch * p.next_n;
   const std::int64_t cells = rows * p.max_model_len;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t stride = Hooks::grid_stride();
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < cells; i += stride) {
     const std::int64_t r = i / p.max_model_len, j = i % p.max_model_len;
     float sum = 0.0f;
-    for (std::int64_t h = 0; h < p.heads; ++h) sum += p.per_head[Hooks::out_offset(h * rows + r, p.max_model_len, j)];
+    for (std::int64_t h = 0; h < p.heads; ++h) sum += p.per_head[Hooks::per_head_offset(p, h, r, j)];
     p.out[Hooks::out_offset(r, p.out_row_stride, j)] = sum;
   }
 }

@@ -1,0 +1,76 @@
+// One test per planted mutant: pmqa's ordinary checks must report it. A mutant that survives is a
+// failing test, and means a check is missing (add the check, not a special case). The number of
+// cases each check needed is printed and recorded (RecordProperty: JUnit's <property>).
+// The mutants only a gigabyte case shows run in gauntlet_slow_test.cpp.
+#include <cstdio>
+
+#include <gtest/gtest.h>
+
+#include "pmqa/gauntlet/gauntlet.hpp"
+
+namespace pmqa::gauntlet {
+namespace {
+
+std::string test_name(const std::string& mutant) {
+  std::string s = mutant;
+  for (char& ch : s)
+    if (ch == '-') ch = '_';
+  return s;
+}
+
+std::vector<std::string> small_mutants() {
+  std::vector<std::string> names;
+  for (const auto& m : mutants())
+    if (!m.needs_gigabytes) names.push_back(m.name);
+  return names;
+}
+
+std::string findings_text(const MutantResult& r) {
+  std::string out;
+  for (const auto& f : r.findings) {
+    out += (f.caught ? "  CAUGHT " : "  passed ") + f.check + (f.config.empty() ? "" : " [" + f.config + "]") + ": " +
+           std::to_string(f.cases_run) + " " + f.unit + " run";
+    if (f.caught) out += ", first failure at " + std::to_string(f.first_detection) + "\n    " + f.evidence;
+    out += "\n";
+  }
+  return out;
+}
+
+class Mutants : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Mutants, OrdinaryChecksReportIt) {
+  const Mutant* m = find_mutant(GetParam());
+  ASSERT_NE(m, nullptr);
+  const MutantResult r = run_mutant(*m);
+  const Finding* f = r.first_catch();
+  ASSERT_FALSE(r.survived()) << m->name << " (class " << m->bug_class << ": " << m->bug
+                             << ") SURVIVED every ordinary check: a check is missing.\n"
+                             << findings_text(r);
+  ASSERT_NE(f, nullptr);
+  std::printf("class %d %s: caught by %s%s after %lld %s (%.2f s)\n", m->bug_class, m->name.c_str(), f->check.c_str(),
+              f->config.empty() ? "" : (" [" + f->config + "]").c_str(), static_cast<long long>(f->first_detection),
+              f->unit.c_str(), r.seconds);
+  RecordProperty("caught_by", f->check + (f->config.empty() ? "" : " [" + f->config + "]"));
+  RecordProperty("cases_to_first_detection", static_cast<int>(f->first_detection));
+  RecordProperty("unit", f->unit);
+  for (const auto& g : r.findings)
+    if (g.caught && &g != f) {
+      std::printf("  also %s%s: %lld %s\n", g.check.c_str(), g.config.empty() ? "" : (" [" + g.config + "]").c_str(),
+                  static_cast<long long>(g.first_detection), g.unit.c_str());
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Gauntlet, Mutants, ::testing::ValuesIn(small_mutants()),
+                         [](const auto& p) { return test_name(p.param); });
+
+// The same checks on unmutated pmqa raise nothing (the gigabyte check and 10,000 generated cases
+// are in gauntlet_slow_test.cpp).
+TEST(Baseline, OrdinaryChecksPassUnmutatedPmqa) {
+  GauntletOptions o;
+  o.gigabyte_checks = false;
+  for (const auto& f : run_baseline(o))
+    EXPECT_FALSE(f.caught) << "false alarm: " << f.check << " [" << f.config << "]\n" << f.evidence;
+}
+
+}  // namespace
+}  // namespace pmqa::gauntlet

@@ -1,0 +1,159 @@
+// The gauntlet's pieces: the registry covers every class, the sandboxed executor runs unmutated
+// kernels exactly like the host executor (so a detection is the mutant's doing), the ordinary
+// checks pass unmutated pmqa, and the table / JSON say what happened.
+#include <sys/mman.h>
+
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "pmqa/fixtures/suites.hpp"
+#include "pmqa/gauntlet/checks.hpp"
+#include "pmqa/gauntlet/gauntlet.hpp"
+#include "pmqa/gauntlet/sandbox.hpp"
+#include "pmqa/reference/compare.hpp"
+
+namespace pmqa::gauntlet {
+namespace {
+
+TEST(Registry, EveryBugClassOfSpecSection6HasAMutant) {
+  std::set<int> classes;
+  std::set<std::string> names;
+  for (const auto& m : mutants()) {
+    classes.insert(m.bug_class);
+    EXPECT_TRUE(names.insert(m.name).second) << "duplicate mutant " << m.name;
+    EXPECT_FALSE(m.bug.empty()) << m.name;
+    EXPECT_FALSE(m.planted.empty()) << m.name;
+    EXPECT_FALSE(m.seen_in.empty()) << m.name;
+    switch (m.kind) {
+      case MutantKind::kernel: EXPECT_TRUE(m.kernel) << m.name; break;
+      case MutantKind::dispatch: EXPECT_TRUE(m.policy) << m.name; break;
+      case MutantKind::checker: EXPECT_TRUE(m.checker) << m.name; break;
+      case MutantKind::ci: EXPECT_FALSE(m.ci.device_arch.empty()) << m.name; break;
+    }
+    EXPECT_EQ(find_mutant(m.name), &m);
+  }
+  for (int c = 1; c <= 11; ++c) EXPECT_TRUE(classes.count(c)) << "no mutant for class " << c;
+  EXPECT_EQ(find_mutant("no-such-mutant"), nullptr);
+}
+
+TEST(Sandbox, AccessesOutsideABufferLandInMappedSlack) {
+  SandboxBackend be({.warp_size = 64});
+  auto* p = static_cast<float*>(be.allocate(1024));
+  p[0] = 1.0f;
+  p[255] = 2.0f;
+  // What a wrapped offset or a -1 table entry reaches: mapped zero pages, harmless to write.
+  EXPECT_EQ(p[-1000], 0.0f);
+  EXPECT_EQ(p[(1 << 20) / 4], 0.0f);
+  p[-1000] = 3.0f;
+  EXPECT_EQ(p[-1000], 3.0f);
+  be.release(p);
+  be.release(nullptr);  // unknown pointers are ignored
+}
+
+KernelFactory faithful_in_sandbox() { return make_sandboxed_executor; }
+
+// The executor mutants run on, with production Hooks: the quick suite passes and every output is
+// bit-identical to the host executor's, so whatever a mutant changes is the mutant's doing.
+TEST(Sandbox, UnmutatedKernelsMatchTheHostExecutorBitForBit) {
+  for (const auto& f : quick_suite(faithful_in_sandbox())) EXPECT_FALSE(f.caught) << f.config << ": " << f.evidence;
+  EXPECT_FALSE(relaunch(faithful_in_sandbox()).caught);
+  const auto sandbox = faithful_in_sandbox()({.warp_size = 64});
+  const auto host = kernels::make_host_executor({.warp_size = 64});
+  for (const auto& sc : fixtures::suite("quick")) {
+    if (sc.large) continue;
+    const Case c = fixtures::make_case(sc.spec);
+    for (auto path : {kernels::Path::fused, kernels::Path::two_stage}) {
+      const auto a = sandbox->run(path, c).out.storage();
+      const auto b = host->run(path, c).out.storage();
+      ASSERT_EQ(a.size(), b.size());
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << sc.name << " " << to_string(path);
+    }
+  }
+}
+
+TEST(Checks, UnmutatedPmqaPassesTheNonKernelChecks) {
+  const Finding matrix = arch_matrix(dispatch::default_policy());
+  EXPECT_FALSE(matrix.caught) << matrix.evidence;
+  EXPECT_GT(matrix.cases_run, 100);
+  const Finding corpus = planted_corpus(pmqa_checker());
+  EXPECT_FALSE(corpus.caught) << corpus.evidence;
+  EXPECT_EQ(corpus.cases_run, 12);
+  const Finding honest = device_arch(CiJob{"gfx950", dispatch::Path::fused, "gfx950:sramecc+:xnack-"});
+  EXPECT_FALSE(honest.caught) << honest.evidence;
+}
+
+TEST(Checks, ACheckerThatFailsEverythingIsAlsoCaught) {
+  // A correct output must pass: a checker that rejects everything is as useless as one that warns.
+  const Finding f = planted_corpus([](const Case&, const Reference&, const OutputBuffer&) { return Verdict{false, "no"}; });
+  EXPECT_TRUE(f.caught);
+  EXPECT_EQ(f.first_detection, 1);
+  EXPECT_NE(f.evidence.find("correct output"), std::string::npos) << f.evidence;
+}
+
+TEST(Checks, PropertyCountsCasesToTheFirstFailureReproducibly) {
+  PropertyOptions o;
+  o.cases = 20;
+  o.configs = {{kernels::Path::fused, 64}};
+  const KernelFactory host = [](const kernels::HostExecutorOptions& ho) { return kernels::make_host_executor(ho); };
+  const auto pass = kernel_property(host, o);
+  ASSERT_EQ(pass.size(), 1u);
+  EXPECT_FALSE(pass[0].caught) << pass[0].evidence;
+  EXPECT_EQ(pass[0].cases_run, 20);
+  const Mutant* m = find_mutant("fnuz-decoded-as-fn");
+  ASSERT_NE(m, nullptr);
+  const auto a = kernel_property(m->kernel, o);
+  const auto b = kernel_property(m->kernel, o);
+  ASSERT_TRUE(a[0].caught);
+  EXPECT_EQ(a[0].first_detection, b[0].first_detection);  // fixed seed: the count is a fact, not luck
+  EXPECT_EQ(a[0].cases_run, a[0].first_detection);
+  EXPECT_NE(a[0].evidence.find("fp8=e4m3fnuz"), std::string::npos) << a[0].evidence;
+}
+
+TEST(Report, TableAndJsonSayWhatCaughtWhatAndWhatSurvived) {
+  Mutant caught_m;
+  caught_m.bug_class = 6;
+  caught_m.name = "planted";
+  Mutant survivor_m;
+  survivor_m.bug_class = 5;
+  survivor_m.name = "survivor";
+  MutantResult caught{&caught_m, {}, 0.1};
+  Finding f;
+  f.check = "quick suite";
+  f.config = "host-w64 fused";
+  f.caught = true;
+  f.first_detection = 1;
+  f.cases_run = 1;
+  f.unit = "suite cases";
+  caught.findings.push_back(f);
+  f.check = "relaunch determinism";
+  f.config = "";
+  caught.findings.push_back(f);
+  MutantResult survived{&survivor_m, {}, 0.1};
+  Finding proposed = f;
+  proposed.ordinary = false;
+  proposed.check = "output rows past 2^31 bytes (host)";
+  proposed.unit = "large cases";
+  survived.findings.push_back(proposed);
+  EXPECT_FALSE(caught.survived());
+  EXPECT_TRUE(survived.survived());  // a proposed check does not count
+
+  const std::string table = table_text({caught, survived});
+  EXPECT_NE(table.find("class"), std::string::npos);
+  EXPECT_NE(table.find("quick suite [host-w64 fused]"), std::string::npos) << table;
+  EXPECT_NE(table.find("1 suite case "), std::string::npos) << table;
+  EXPECT_NE(table.find("relaunch determinism (1 suite case)"), std::string::npos) << table;
+  EXPECT_NE(table.find("SURVIVED"), std::string::npos) << table;
+  EXPECT_NE(table.find("(proposed check output rows past 2^31 bytes (host): 1 large case)"), std::string::npos) << table;
+
+  const auto j = to_json({caught, survived}, {}, GauntletOptions{});
+  EXPECT_FALSE(j["passed"].get<bool>());
+  EXPECT_EQ(j["survivors"], nlohmann::json::array({"survivor"}));
+  EXPECT_EQ(j["mutants"][0]["caught_by"], "quick suite [host-w64 fused]");
+  EXPECT_EQ(j["mutants"][0]["cases_to_first_detection"], 1);
+  EXPECT_TRUE(j["mutants"][1]["caught_by"].is_null());
+}
+
+}  // namespace
+}  // namespace pmqa::gauntlet
