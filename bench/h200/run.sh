@@ -23,6 +23,12 @@ step() {  # step NAME LOGFILE COMMAND...: runs it, records its status and its te
   passed=$(grep -c '^\[       OK \]' "$out/$log")
   failed=$(grep -c '^\[  FAILED  \].*(' "$out/$log")
   skipped=$(grep -c '^\[  SKIPPED \].*(' "$out/$log")
+  # pmqa's own summary line ("N passed, M failed, K skipped") when the step is not a gtest binary
+  local summary_line
+  summary_line=$(grep -oE '[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$out/$log" | tail -1)
+  if [ -n "$summary_line" ]; then
+    read -r passed _ failed _ skipped _ <<<"${summary_line//,/}"
+  fi
   summary+=("$(printf '%-34s %4s %6s %6s %7s %6ss' "$name" "$rc" "$passed" "$failed" "$skipped" $((SECONDS - t0)))")
   tail -n 3 "$out/$log"
 }
@@ -31,6 +37,8 @@ step "gpu tests (suites, relaunch, 2^31)" gpu_test.log \
   "$build/kernels/tests/pmqa_kernels_gpu_test" --gtest_output="xml:$out/gpu_test.xml"
 step "kernel properties (gpu)" property.log \
   "$build/property_tests/kernels/pmqa_kernel_property_test" --gtest_filter='*gpu*' --gtest_output="xml:$out/property.xml"
+step "arch matrix, numeric half (gpu)" matrix.log \
+  "$build/property_tests/arch_matrix_numeric/pmqa_arch_matrix_numeric_test" --gtest_output="xml:$out/matrix.xml"
 step "pmqa check --executor gpu standard" check.log \
   "$build/cli/pmqa" check --suite standard --executor gpu --junit "$out/check.xml"
 step "gpu benchmark" bench.log "$build/bench/pmqa_bench_gpu" --json "$out/bench.json"
