@@ -1,0 +1,18 @@
+"""pmqa_run: run a Python-callable FP8 paged MQA logits op on pmqa case files, for `pmqa verify`.
+
+    pmqa gen --suite quick --out cases/
+    python3 -m pmqa_run --op MODULE:FUNCTION --convention aiter-fused|aiter-stage1|deepgemm|eager \\
+        --cases cases/ --out out/ [--bench]
+    pmqa verify out/
+
+Argument building lives in pmqa_run.conventions (one module per calling convention) and goes through
+a tensor backend (pmqa_run.backend): numpy for stand-in ops in CI, torch on GPUs (imported only
+then). pmqa_run.eager_torch is a torch implementation of the op for the ``eager`` convention.
+"""
+
+from .backend import SENTINEL_BITS, Backend, Fp8Tensor, NumpyBackend, make_backend
+from .cli import EXIT_INVALID, EXIT_OK, EXIT_OP_FAILED, main
+from .conventions import CONVENTIONS, RunOptions
+
+__all__ = ["SENTINEL_BITS", "Backend", "Fp8Tensor", "NumpyBackend", "make_backend", "EXIT_INVALID", "EXIT_OK",
+           "EXIT_OP_FAILED", "main", "CONVENTIONS", "RunOptions"]

@@ -1,0 +1,25 @@
+"""Calling conventions: one small module each (spec §1.4, §2, §4).
+
+========  ============================================================  ===========  ===================
+name      call                                                          contract     reads
+========  ============================================================  ===========  ===================
+aiter-    op(q, kv, w, out, lens[B], table, L, Preshuffle=, KVBlock...  valid-only   NORMAL, SHUFFLE
+fused
+aiter-    op(q, kv, w, out_qk[H,B*N,L] = -inf, lens[B], table, L);      clean        NORMAL, block 1
+stage1    runner sums heads
+deepgemm  op(q, kv, w, lens[B,N], table, meta, L) -> logits             valid-only   NORMAL, e4m3fn
+eager     op(q, kv, w, lens, table, L) -> logits                        clean        NORMAL
+========  ============================================================  ===========  ===================
+"""
+
+from .aiter_fused import AiterFused
+from .aiter_stage1 import AiterStage1
+from .base import Convention
+from .common import GuardedBuffer, Invocation, OpOutputError, RunOptions, check_output, lens_2d_from_1d
+from .deepgemm import DeepGemm
+from .eager import Eager
+
+CONVENTIONS = {c.name: c for c in (AiterFused(), AiterStage1(), DeepGemm(), Eager())}
+
+__all__ = ["CONVENTIONS", "Convention", "GuardedBuffer", "Invocation", "OpOutputError", "RunOptions",
+           "check_output", "lens_2d_from_1d", "AiterFused", "AiterStage1", "DeepGemm", "Eager"]

@@ -1,0 +1,310 @@
+"""numpy stand-in ops for the pmqa_run tests: one per calling convention, following it exactly, and a
+few with a planted convention mistake. They receive what pmqa_run's numpy backend hands an op:
+q as pmqa_run.Fp8Tensor (uint8 codes + format), kv_cache as a uint8 [num_blocks, block_size, 1, D+4]
+strided view, the other inputs as numpy arrays, output buffers as float32 views with a row stride.
+
+The fp8 decode and the KV indexing are written here from spec §2-§3 (never imported from pmqa's C++
+code or from pmqa_run), so a shared bug cannot pass both sides.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# ============================================================================ spec §3: fp8 decode
+
+
+def _decode_table(fmt: str) -> np.ndarray:
+    """All 256 codes of an E4M3 format as float32: 1 sign, 4 exponent, 3 mantissa bits, no infinities."""
+    bias = 7 if fmt == "e4m3fn" else 8
+    out = np.empty(256, dtype=np.float32)
+    for code in range(256):
+        sign = -1.0 if code & 0x80 else 1.0
+        e = (code >> 3) & 0xF
+        m = code & 0x7
+        if fmt == "e4m3fn" and (code & 0x7F) == 0x7F:
+            value = float("nan")                              # 0x7F and 0xFF
+        elif fmt == "e4m3fnuz" and code == 0x80:
+            value = float("nan")                              # the only NaN; no -0
+        elif e == 0:
+            value = sign * m * 2.0 ** (1 - bias - 3)          # subnormal: m * 2^-9 (fn), m * 2^-10 (fnuz)
+        else:
+            value = sign * 2.0 ** (e - bias) * (1 + m / 8)
+        out[code] = value
+    return out
+
+
+DECODE = {"e4m3fn": _decode_table("e4m3fn"), "e4m3fnuz": _decode_table("e4m3fnuz")}
+
+
+def decode(codes: np.ndarray, fmt: str) -> np.ndarray:
+    return DECODE[fmt][np.asarray(codes, dtype=np.uint8)]
+
+
+# ============================================================================ spec §2: KV bytes
+
+
+def kv_blocks(kv: np.ndarray) -> np.ndarray:
+    """[num_blocks, block_size, 1, D+4] (any strides) -> each block's bytes, [num_blocks, block_size*(D+4)]."""
+    nb, bs, _, row = kv.shape
+    return np.asarray(kv).reshape(nb, bs * row)  # reshape follows the strides (a copy when padded)
+
+
+def kv_values_scales(kv: np.ndarray, head_dim: int, layout: str):
+    """(value codes [num_blocks, block_size, D] as uint8, scales [num_blocks, block_size] float32)."""
+    nb, bs, _, _ = kv.shape
+    d = head_dim
+    blocks = kv_blocks(kv)
+    region = blocks[:, :bs * d]
+    if layout == "normal":
+        values = region.reshape(nb, bs, d)
+    else:  # SHUFFLE: 16-token x 16-byte tiles
+        t = np.arange(bs)[:, None]
+        dd = np.arange(d)[None, :]
+        offset = (t // 16) * 16 * d + (dd // 16) * 256 + (t % 16) * 16 + (dd % 16)
+        values = region[:, offset]
+    scales = np.ascontiguousarray(blocks[:, bs * d:bs * (d + 4)]).view("<f4").reshape(nb, bs)
+    return values, scales
+
+
+# ============================================================================ the operation (spec §1)
+
+
+def valid_keys(context_lens: np.ndarray, next_n: int) -> np.ndarray:
+    """E_r per row, int64 [B*N]."""
+    lens = np.asarray(context_lens, dtype=np.int64)
+    if lens.ndim == 2:
+        return lens.reshape(-1)
+    n = np.arange(next_n, dtype=np.int64)
+    return (lens[:, None] - next_n + n[None, :] + 1).reshape(-1)
+
+
+def per_head_values(q, kv, weights, context_lens, block_table, *, layout="normal", fmt=None, lens_1d=None):
+    """For each sequence b: (E [N], values [N, H, Emax]) with values = w * relu(s * dot) for keys < Emax.
+
+    fmt overrides the q/kv format (a planted mistake), lens_1d makes 2-D lengths read as 1-D ones.
+    """
+    codes, qfmt = q.codes, q.format
+    fmt = fmt or qfmt
+    b_count, n_count, h_count, d = codes.shape
+    values, scales = kv_values_scales(kv, d, layout)
+    bs = kv.shape[1]
+    lens = np.asarray(context_lens)
+    if lens_1d is not None:
+        lens = lens_1d
+    e_all = valid_keys(lens, n_count).reshape(b_count, n_count)
+    qf = decode(codes, fmt)
+    w = np.asarray(weights, dtype=np.float32).reshape(b_count, n_count, h_count)
+    for b in range(b_count):
+        e = e_all[b]
+        emax = int(max(e.max(initial=0), 0))
+        if emax == 0:
+            yield b, e, np.zeros((n_count, h_count, 0), dtype=np.float32)
+            continue
+        if lens_1d is not None:  # the planted mistake reads past what the table maps: stay in the arrays
+            emax = min(emax, block_table.shape[1] * bs)
+        j = np.arange(emax)
+        pages = np.asarray(block_table[b], dtype=np.int64)[j // bs]
+        if lens_1d is not None:
+            pages = np.clip(pages, 0, values.shape[0] - 1)
+        k = decode(values[pages, j % bs], fmt)                        # [Emax, D]
+        s = scales[pages, j % bs]                                     # [Emax]
+        with np.errstate(all="ignore"):                               # NaN codes, garbage from planted bugs
+            dots = np.matmul(qf[b], k.T)                              # [N, H, Emax], fp32
+            v = np.maximum(dots * s[None, None, :], np.float32(0))    # relu; NaN propagates
+            v = v * w[b][:, :, None]
+        yield b, e, v
+
+
+def logits_into(out, q, kv, weights, context_lens, block_table, max_model_len, *, tail="all", chunk=256, **kw):
+    """Writes logits into out[B*N, L] (a strided view). tail: "all" -inf for every j >= E_r (clean),
+    "chunk" -inf only up to the next multiple of chunk (AITER's fused kernel), "none" leaves them."""
+    n_count = q.codes.shape[1]
+    for b, e, v in per_head_values(q, kv, weights, context_lens, block_table, **kw):
+        with np.errstate(all="ignore"):
+            sums = v.sum(axis=1, dtype=np.float32)                    # [N, Emax]
+        for n in range(n_count):
+            r = b * n_count + n
+            er = int(max(min(e[n], max_model_len, sums.shape[1]), 0))
+            out[r, :er] = sums[n, :er]
+            end = {"all": max_model_len, "chunk": min(max_model_len, -(-er // chunk) * chunk), "none": er}[tail]
+            out[r, er:end] = -np.inf
+
+
+# ============================================================================ conventions, followed exactly
+
+
+def eager_ok(q, kv_cache, weights, context_lens, block_table, max_model_len):
+    rows = q.codes.shape[0] * q.codes.shape[1]
+    out = np.empty((rows, max_model_len), dtype=np.float32)
+    logits_into(out, q, kv_cache, weights, context_lens, block_table, max_model_len, tail="all")
+    return out
+
+
+def aiter_fused_ok(q_fp8, kv_cache, weights, out_logits, context_lens, block_table, max_model_len,
+                   Preshuffle=False, KVBlockSize=1, ChunkK=256, **_):
+    assert np.asarray(context_lens).ndim == 1, "aiter-fused takes 1-D context_lens"
+    assert kv_cache.shape[1] == KVBlockSize
+    layout = "shuffle" if Preshuffle else "normal"
+    logits_into(out_logits, q_fp8, kv_cache, weights, context_lens, block_table, max_model_len, tail="chunk",
+                chunk=ChunkK, layout=layout)
+    return "cache-key"  # AITER returns a compile-cache key; the runner ignores it
+
+
+def aiter_stage1_ok(q_fp8, kv_cache, weights, out_qk, context_lens, block_table, max_model_len, ChunkK=256, **_):
+    assert np.asarray(context_lens).ndim == 1
+    assert kv_cache.shape[1] == 1, "AITER's stage 1 reads one token per block"
+    n_count = q_fp8.codes.shape[1]
+    for b, e, v in per_head_values(q_fp8, kv_cache, weights, context_lens, block_table):
+        for n in range(n_count):
+            r = b * n_count + n
+            er = int(max(min(e[n], max_model_len), 0))
+            out_qk[:, r, :er] = v[n, :, :er]
+            end = min(max_model_len, -(-er // ChunkK) * ChunkK)         # -inf in whole chunks, rest pre-filled
+            out_qk[:, r, er:end] = -np.inf
+    return None
+
+
+def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms):
+    assert np.asarray(context_lens).ndim == 2, "DeepGEMM's metadata takes 2-D context_lens"
+    meta = np.zeros((num_sms + 1, 2), dtype=np.int32)
+    meta[:, 0] = np.arange(num_sms + 1)
+    meta[0, 1] = block_kv
+    return meta
+
+
+def deepgemm_ok(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits=False):
+    lens = np.asarray(context_lens)
+    assert lens.ndim == 2 and lens.shape == q.codes.shape[:2], "DeepGEMM takes 2-D context_lens [B, N]"
+    assert q.format == "e4m3fn", "DeepGEMM reads float8_e4m3fn only"
+    assert schedule_meta.shape[1] == 2 and schedule_meta[0, 1] == kv_cache.shape[1]
+    rows = q.codes.shape[0] * q.codes.shape[1]
+    stride = -(-max(max_context_len, 1) // 256) * 256                 # DeepGEMM pads rows
+    full = np.full((rows, stride), 12345.0, dtype=np.float32)         # garbage past E_r (valid-only)
+    out = full[:, :max_context_len]
+    logits_into(out, q, kv_cache, weights, lens, block_table, max_context_len, tail="all" if clean_logits else "none")
+    return out
+
+
+# ============================================================================ planted convention mistakes
+
+
+def deepgemm_lens_as_1d(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, **_):
+    """Reads the 2-D lengths through a 1-D pointer: context_lens[b] is taken as sequence b's length."""
+    b_count = q.codes.shape[0]
+    lens_1d = np.asarray(context_lens).reshape(-1)[:b_count]
+    rows = b_count * q.codes.shape[1]
+    out = np.full((rows, max_context_len), 12345.0, dtype=np.float32)
+    logits_into(out, q, kv_cache, weights, context_lens, block_table, max_context_len, tail="none", lens_1d=lens_1d)
+    return out
+
+
+def eager_always_e4m3fn(q, kv_cache, weights, context_lens, block_table, max_model_len):
+    """Decodes every case as OCP E4M3FN, whatever format q carries (the FNUZ-vs-OCP bug)."""
+    rows = q.codes.shape[0] * q.codes.shape[1]
+    out = np.empty((rows, max_model_len), dtype=np.float32)
+    logits_into(out, q, kv_cache, weights, context_lens, block_table, max_model_len, fmt="e4m3fn")
+    return out
+
+
+def aiter_fused_reads_normal(q_fp8, kv_cache, weights, out_logits, context_lens, block_table, max_model_len,
+                             Preshuffle=False, KVBlockSize=1, ChunkK=256, **_):
+    """Ignores Preshuffle: reads a SHUFFLE cache with NORMAL indexing."""
+    logits_into(out_logits, q_fp8, kv_cache, weights, context_lens, block_table, max_model_len, tail="chunk",
+                chunk=ChunkK, layout="normal")
+
+
+def eager_dense_kv_stride(q, kv_cache, weights, context_lens, block_table, max_model_len):
+    """Ignores the cache's block stride: block p taken at p * block_size * (D+4) bytes."""
+    nb, bs, one, row = kv_cache.shape
+    dense = np.lib.stride_tricks.as_strided(kv_cache, shape=kv_cache.shape, strides=(bs * row, row, row, 1),
+                                            writeable=False)
+    return eager_ok(q, dense, weights, context_lens, block_table, max_model_len)
+
+
+def aiter_fused_dense_out(q_fp8, kv_cache, weights, out_logits, context_lens, block_table, max_model_len,
+                          Preshuffle=False, KVBlockSize=1, ChunkK=256, **_):
+    """Ignores the output's row stride: writes row r at r * max_model_len cells from the start."""
+    rows, cols = out_logits.shape
+    dense = np.lib.stride_tricks.as_strided(out_logits, shape=(rows, cols), strides=(cols * 4, 4))
+    layout = "shuffle" if Preshuffle else "normal"
+    logits_into(dense, q_fp8, kv_cache, weights, context_lens, block_table, max_model_len, tail="chunk",
+                chunk=ChunkK, layout=layout)
+
+
+# ============================================================================ misbehaving ops (runner paths)
+
+
+def raises(*args, **kwargs):
+    raise RuntimeError("planted failure inside the op")
+
+
+def wrong_shape(q, kv_cache, weights, context_lens, block_table, max_model_len):
+    rows = q.codes.shape[0] * q.codes.shape[1]
+    return np.zeros((rows, max_model_len + 1), dtype=np.float32)
+
+
+def wrong_dtype(q, kv_cache, weights, context_lens, block_table, max_model_len):
+    rows = q.codes.shape[0] * q.codes.shape[1]
+    return np.zeros((rows, max_model_len), dtype=np.float64)
+
+
+def writes_past_row(q_fp8, kv_cache, weights, out_logits, context_lens, block_table, max_model_len, **kw):
+    """Correct values, then one store one cell past the end of row 0 (into the guard columns)."""
+    aiter_fused_ok(q_fp8, kv_cache, weights, out_logits, context_lens, block_table, max_model_len, **kw)
+    if out_logits.shape[0]:
+        past = np.lib.stride_tricks.as_strided(out_logits, shape=(1, max_model_len + 1),
+                                               strides=out_logits.strides)
+        past[0, max_model_len] = 0.0
+
+
+_calls = {"n": 0}
+
+
+def racy(q, kv_cache, weights, context_lens, block_table, max_model_len):
+    """Correct on the first call, one valid cell off on later ones (a race seen as run-to-run change)."""
+    out = eager_ok(q, kv_cache, weights, context_lens, block_table, max_model_len)
+    _calls["n"] += 1
+    if _calls["n"] > 1:
+        e = valid_keys(context_lens, q.codes.shape[1])
+        rows = np.nonzero(e > 0)[0]
+        if rows.size:
+            out[rows[0], 0] += 1.0
+    return out
+
+
+def kwargs_echo(q, kv_cache, weights, context_lens, block_table, max_model_len, **kwargs):
+    """eager_ok that insists on the keyword arguments the test passes."""
+    assert kwargs == {"alpha": 3, "name": "x y", "flag": True}, kwargs
+    return eager_ok(q, kv_cache, weights, context_lens, block_table, max_model_len)
+
+
+# ============================================================================ small valid cases
+
+
+def make_case(seed=1, batch=2, next_n=2, heads=4, head_dim=16, block_size=16, max_blocks=3, num_blocks=5,
+              max_model_len=40, fmt="e4m3fn", layout="normal", lens2d=False, pad=0, name=None):
+    """A small valid case (no NaN codes, scales > 0), built here so the tests need no generator."""
+    import pmqa_cases
+
+    rng = np.random.default_rng(seed)
+    rows = batch * next_n
+    stride = block_size * (head_dim + 4) + pad
+    finite = np.array([c for c in range(256) if c not in (0x7F, 0xFF, 0x80)], dtype=np.uint8)
+    q = rng.choice(finite, size=(batch, next_n, heads, head_dim)).astype(np.uint8)
+    kv = rng.integers(0, 256, size=(num_blocks, stride), dtype=np.uint8)
+    kv[:, :block_size * head_dim] = rng.choice(finite, size=(num_blocks, block_size * head_dim))
+    scales = np.ldexp(np.float32(1), rng.integers(-8, 2, size=(num_blocks, block_size))).astype("<f4")
+    kv[:, block_size * head_dim:block_size * (head_dim + 4)] = scales.view(np.uint8).reshape(num_blocks, -1)
+    weights = rng.standard_normal((rows, heads)).astype(np.float32)
+    limit = min(max_model_len, max_blocks * block_size)
+    if lens2d:
+        lens = rng.integers(0, limit + 1, size=(batch, next_n), dtype=np.int32)
+    else:
+        lens = rng.integers(0, limit + 1, size=(batch,), dtype=np.int32)
+    table = rng.integers(0, num_blocks, size=(batch, max_blocks), dtype=np.int32)
+    cf = pmqa_cases.CaseFile(q=q, kv_cache=kv, weights=weights, context_lens=lens, block_table=table,
+                             block_size=block_size, max_model_len=max_model_len, fp8_format=fmt, kv_layout=layout,
+                             name=name or f"made-{seed}", suite="pmqa_run-tests", seed=seed, producer="make_case")
+    pmqa_cases.validate(cf)
+    return cf

@@ -1,0 +1,153 @@
+"""pmqa_run with torch: the torch backend and pmqa_run.eager_torch, on CPU and (when present) CUDA/ROCm.
+
+Skipped where torch is not installed (CI); h200_eager.sh runs it on the GPU machine first. The eager
+op is compared cell by cell with the numpy stand-in eager_ok (run_standins.py, written from the spec):
+the same -inf and NaN pattern, finite cells within fp32 summation-order noise.
+"""
+
+from __future__ import annotations
+
+import sys
+import unittest
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import run_standins as si  # noqa: E402
+from pmqa_run import SENTINEL_BITS, NumpyBackend  # noqa: E402
+from pmqa_run.conventions import CONVENTIONS, GuardedBuffer, RunOptions  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+DEVICES = []
+if torch is not None:
+    DEVICES.append("cpu")
+    if torch.cuda.is_available():
+        DEVICES.append("cuda")
+
+
+def expected(cf):
+    b = NumpyBackend()
+    inv = CONVENTIONS["eager"].build(cf, b, RunOptions())
+    return si.eager_ok(*inv.args)
+
+
+def eager_torch(cf, device, **kwargs):
+    from pmqa_run.eager_torch import fp8_paged_mqa_logits
+    from pmqa_run.torch_backend import TorchBackend
+    backend = TorchBackend(device)
+    inv = CONVENTIONS["eager"].build(cf, backend, RunOptions())
+    out = fp8_paged_mqa_logits(*inv.args, **kwargs)
+    return backend.to_numpy(inv.collect(out))
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
+class EagerTorch(unittest.TestCase):
+    def same(self, cf, **kwargs):
+        want = expected(cf)
+        for device in DEVICES:
+            with self.subTest(device=device, case=cf.name):
+                got = eager_torch(cf, device, **kwargs)
+                self.assertEqual(got.shape, want.shape)
+                self.assertTrue(np.array_equal(np.isneginf(got), np.isneginf(want)), "-inf pattern")
+                self.assertTrue(np.array_equal(np.isnan(got), np.isnan(want)), "NaN pattern")
+                finite = np.isfinite(want)
+                self.assertTrue(np.isfinite(got[finite]).all())
+                scale = float(np.abs(want[finite]).max()) if finite.any() else 0.0
+                err = float(np.abs(got[finite].astype(np.float64) - want[finite]).max()) if finite.any() else 0.0
+                self.assertLessEqual(err, 1e-4 * max(scale, 1e-30), f"max error {err} against max |ref| {scale}")
+
+    def test_plain(self):
+        self.same(si.make_case(seed=1, name="plain"))
+
+    def test_shapes(self):
+        for i, kw in enumerate([dict(pad=40), dict(fmt="e4m3fnuz"), dict(lens2d=True, next_n=3),
+                                dict(block_size=1, max_blocks=40, num_blocks=50),
+                                dict(heads=64, head_dim=128, block_size=64, max_blocks=3, max_model_len=150),
+                                dict(batch=0), dict(next_n=1), dict(max_model_len=7, block_size=4, max_blocks=2)]):
+            self.same(si.make_case(seed=10 + i, name=f"shape-{i}", **kw))
+
+    def test_chunked_keys(self):
+        cf = si.make_case(seed=3, max_blocks=5, num_blocks=9, max_model_len=80, block_size=16)
+        self.same(cf, max_chunk_elements=1)  # one logical block per chunk
+
+    def test_nan_codes_propagate(self):
+        for fmt, code in (("e4m3fn", 0x7F), ("e4m3fnuz", 0x80)):
+            cf = si.make_case(seed=5, fmt=fmt, name=f"nan-{fmt}")
+            cf.context_lens[:] = cf.max_model_len // 2
+            cf.q[0, 0, 1, 3] = code
+            cf.kv_cache[cf.block_table[1, 0], 2 * cf.head_dim + 1] = code  # sequence 1, key 2
+            want = expected(cf)
+            self.assertTrue(np.isnan(want[0, 0]))
+            self.same(cf)
+
+    def test_unread_table_entries_may_hold_anything(self):
+        cf = si.make_case(seed=6, max_blocks=4, max_model_len=60)
+        cf.context_lens[:] = [5, 20]
+        cf.block_table[0, 1:] = -1
+        cf.block_table[1, 2:] = 10 ** 6
+        self.same(cf)
+
+    def test_rejects_what_it_cannot_read(self):
+        from pmqa_run.eager_torch import fp8_paged_mqa_logits
+        cf = si.make_case()
+        q = torch.from_numpy(cf.q)
+        with self.assertRaisesRegex(TypeError, "float8"):
+            fp8_paged_mqa_logits(q, None, None, None, None, 4)
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
+class TorchBackendTests(unittest.TestCase):
+    def test_inputs(self):
+        from pmqa_run.torch_backend import TorchBackend
+        cf = si.make_case(pad=24, fmt="e4m3fnuz")
+        for device in DEVICES:
+            with self.subTest(device=device):
+                b = TorchBackend(device)
+                kv = b.kv_view(cf.kv_cache, cf.block_size, cf.head_dim)
+                self.assertEqual(kv.dtype, torch.uint8)
+                self.assertEqual(tuple(kv.shape), (cf.num_blocks, cf.block_size, 1, cf.head_dim + 4))
+                self.assertEqual(kv.stride(), (cf.block_stride, cf.head_dim + 4, cf.head_dim + 4, 1))
+                self.assertEqual(kv.cpu().numpy().reshape(cf.num_blocks, -1).tobytes(),
+                                 cf.kv_cache[:, :cf.block_size * (cf.head_dim + 4)].tobytes())
+                q = b.fp8(cf.q, cf.fp8_format)
+                self.assertEqual(q.dtype, torch.float8_e4m3fnuz)
+                self.assertEqual(q.view(torch.uint8).cpu().numpy().tobytes(), cf.q.tobytes())
+                self.assertGreater(b.num_sms(), 0)
+
+    def test_guarded_buffer(self):
+        from pmqa_run.torch_backend import TorchBackend
+        for device in DEVICES:
+            with self.subTest(device=device):
+                b = TorchBackend(device)
+                g = GuardedBuffer(b, (2,), rows=3, cols=5, pad=4, inner="-inf")
+                self.assertEqual(g.view.stride(), (5 * 9, 9, 1))
+                self.assertTrue(torch.isneginf(g.view).all())
+                self.assertIsNone(g.guard_problem())
+                g.base[1, 2, 7] = 1.0
+                self.assertIn("row 1 of head [1], column 7", g.guard_problem())
+                g.reset()
+                self.assertIsNone(g.guard_problem())
+                s = GuardedBuffer(b, (), rows=2, cols=3, pad=0)
+                bits = b.to_numpy(s.view).view(np.uint32)
+                self.assertTrue((bits == SENTINEL_BITS).all())
+
+    def test_timing(self):
+        from pmqa_run.torch_backend import TorchBackend
+        for device in DEVICES:
+            with self.subTest(device=device):
+                b = TorchBackend(device)
+                x = torch.ones(1 << 20, device=b.device)
+                times = b.time_calls(lambda: x.mul_(1.0), lambda: None, 1, 3, 1 << 20)
+                self.assertEqual(len(times), 3)
+                self.assertTrue(all(t > 0 for t in times))
+
+
+if __name__ == "__main__":
+    unittest.main()
