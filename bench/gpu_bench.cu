@@ -197,7 +197,8 @@ struct Row {
 };
 
 // Median time of one launch of `run`, L2 flushed before each.
-double time_launch(PreparedRun<HipBackend>& run, L2Flusher& flusher, int reps) {
+template <class Hooks>
+double time_launch(PreparedRun<HipBackend, Hooks>& run, L2Flusher& flusher, int reps) {
   for (int i = 0; i < 3; ++i) run.launch();
   Events ev;
   std::vector<double> t;
@@ -219,17 +220,7 @@ struct SkipEpilogue : pmqa::kdev::Faithful { static constexpr bool kSkipEpilogue
 template <class Hooks>
 double time_ablation(HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, int reps) {
   PreparedRun<HipBackend, Hooks> run(be, Path::fused, c, {.variant = pmqa::kernels::FusedVariant::mma});
-  for (int i = 0; i < 3; ++i) run.launch();
-  Events ev;
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    flusher.flush();
-    PMQA_HIP_CHECK(hipEventRecord(ev.start, 0));
-    run.launch();
-    PMQA_HIP_CHECK(hipEventRecord(ev.stop, 0));
-    t.push_back(ev.ms());
-  }
-  return median(t);
+  return time_launch(run, flusher, reps);
 }
 
 struct Kernel {

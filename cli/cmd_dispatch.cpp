@@ -4,7 +4,6 @@
 // arch or an invalid context, with the message.
 // Until cli/CMakeLists.txt links pmqa_dispatch the dispatch headers are not on the include path;
 // the command then says so (exit 2) instead of breaking the build of the other commands.
-#if __has_include("pmqa/dispatch/dispatch.hpp")
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -127,24 +126,3 @@ Command add_dispatch_command(CLI::App& parent) {
 }
 
 }  // namespace pmqa::cli
-
-#else  // pmqa_dispatch not linked
-
-#include "command.hpp"
-
-namespace pmqa::cli {
-
-Command add_dispatch_command(CLI::App& parent) {
-  Command cmd;
-  cmd.app = parent.add_subcommand("dispatch", "(unavailable: this pmqa was built without pmqa_dispatch)");
-  cmd.app->allow_extras();
-  cmd.run = [] {
-    throw UsageError("pmqa dispatch: this pmqa was built without pmqa_dispatch (link it in cli/CMakeLists.txt)");
-    return kExitInvalid;
-  };
-  return cmd;
-}
-
-}  // namespace pmqa::cli
-
-#endif

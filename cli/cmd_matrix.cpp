@@ -4,7 +4,6 @@
 // Exit 0 when every row matches, 1 on any mismatch, 2 when the matrix file is unusable.
 // Until cli/CMakeLists.txt links pmqa_dispatch the dispatch headers are not on the include path;
 // the command then says so (exit 2) instead of breaking the build of the other commands.
-#if __has_include("pmqa/dispatch/dispatch.hpp")
 #include <algorithm>
 #include <cstdio>
 #include <iomanip>
@@ -136,24 +135,3 @@ Command add_matrix_command(CLI::App& parent) {
 }
 
 }  // namespace pmqa::cli
-
-#else  // pmqa_dispatch not linked
-
-#include "command.hpp"
-
-namespace pmqa::cli {
-
-Command add_matrix_command(CLI::App& parent) {
-  Command cmd;
-  cmd.app = parent.add_subcommand("matrix", "(unavailable: this pmqa was built without pmqa_dispatch)");
-  cmd.app->allow_extras();
-  cmd.run = [] {
-    throw UsageError("pmqa matrix: this pmqa was built without pmqa_dispatch (link it in cli/CMakeLists.txt)");
-    return kExitInvalid;
-  };
-  return cmd;
-}
-
-}  // namespace pmqa::cli
-
-#endif

@@ -61,11 +61,7 @@ __global__ void __launch_bounds__(kFusedThreads) fused_logits_kernel(LogitsParam
   const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * kKeysPerBlock + tid / kHeadGroups;
 
   // The sequence's longest row bounds which keys exist; shorter rows mask theirs to -inf.
-  std::int64_t seq_keys = 0;
-  for (std::int64_t n = 0; n < p.next_n; ++n) {
-    const std::int64_t e = Hooks::valid_keys(p, b, n);
-    seq_keys = e > seq_keys ? e : seq_keys;
-  }
+  const std::int64_t seq_keys = longest_row<Hooks>(p, b, 0, p.next_n);
   const bool have_key = j < seq_keys && j < p.max_model_len;
   KeyRegisters<Hooks, kD> key;
   key.scale = 0.0f;  // read only when have_key; set here so no path reads it unset

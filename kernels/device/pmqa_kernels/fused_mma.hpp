@@ -149,11 +149,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinCtasPerSm<kMT>) fused_mma_
   const std::int64_t j_end = j_begin + kMmaKeysPerCta < p.max_model_len ? j_begin + kMmaKeysPerCta : p.max_model_len;
 
   const std::int64_t n_begin = p.mma_n_begin, n_count = p.mma_n_count;
-  std::int64_t seq_keys = 0;  // the longest of this launch's rows bounds which keys are read
-  for (std::int64_t n = n_begin; n < n_begin + n_count; ++n) {
-    const std::int64_t e = Hooks::valid_keys(p, b, n);
-    seq_keys = e > seq_keys ? e : seq_keys;
-  }
+  const std::int64_t seq_keys = longest_row<Hooks>(p, b, n_begin, n_begin + n_count);  // bounds the keys read
   // Chunks of 64 keys holding at least one existing key; the rest of the range is -inf only.
   const std::int64_t live_end = seq_keys < j_end ? seq_keys : j_end;
   const int chunks = live_end > j_begin ? static_cast<int>((live_end - j_begin + kMmaKeys - 1) / kMmaKeys) : 0;

@@ -54,4 +54,15 @@ struct Faithful {
   static constexpr bool kSkipEpilogue = false;  // no scale/relu/weight fold and no row reduction
 };
 
+// The longest E_r over rows n in [n_begin, n_end) of sequence b: which keys exist at all.
+template <class Hooks>
+PMQA_DEV std::int64_t longest_row(const LogitsParams& p, std::int64_t b, std::int64_t n_begin, std::int64_t n_end) {
+  std::int64_t longest = 0;
+  for (std::int64_t n = n_begin; n < n_end; ++n) {
+    const std::int64_t e = Hooks::valid_keys(p, b, n);
+    longest = e > longest ? e : longest;
+  }
+  return longest;
+}
+
 PMQA_KDEV_END
