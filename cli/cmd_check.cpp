@@ -157,7 +157,7 @@ int run_check(const CheckOptions& o) {
       results.push_back({o.suite, test_name, rep.passed(), false, false, seconds,
                          rep.passed() ? "" : std::to_string(rep.failures()) + " failing cells", rep.to_text(), rep.to_json()});
       row.push_back((rep.passed() ? "ok " + format_g(rep.worst_bound_ratio) : std::string("FAIL")) +
-                    (produced.kernel == "fused-mma" ? " (mma)" : ""));
+                    (produced.kernel == "fused-mma" ? " (mma)" : produced.kernel == "fused-mfma" ? " (mfma)" : ""));
       if (!rep.passed() || o.verbose) {
         progress.clear();
         std::printf("%s [%s]\n%s", sc.name.c_str(), sub.name.c_str(), rep.to_text().c_str());

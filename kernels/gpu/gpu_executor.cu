@@ -30,6 +30,17 @@ bool has_fp8_mma(const GpuInfo& info) {
 #endif
 }
 
+// The fp8 format AMD's MFMA takes natively on this device, if it has fp8 MFMA (not in NVIDIA builds).
+std::optional<Fp8Format> mfma_format(const GpuInfo& info) {
+#if defined(__HIP_PLATFORM_AMD__)
+  const std::string target = info.arch.substr(0, info.arch.find(':'));
+  if (target == "gfx940" || target == "gfx941" || target == "gfx942") return Fp8Format::e4m3fnuz;
+  if (target == "gfx950") return Fp8Format::e4m3fn;
+#endif
+  static_cast<void>(info);
+  return std::nullopt;
+}
+
 class GpuExecutor final : public Executor {
  public:
   explicit GpuExecutor(GpuInfo info) : info_(std::move(info)) {}
@@ -41,6 +52,7 @@ class GpuExecutor final : public Executor {
   RunResult run(Path path, const Case& c, const RunOptions& o) override {
     try {
       detail::HipBackend be(info_.device, info_.multiprocessors, has_fp8_mma(info_));
+      be.set_mfma_format(mfma_format(info_));
       return detail::run_path<detail::HipBackend>(be, path, c, o);
     } catch (const CaseError&) {
       throw;

@@ -1,7 +1,10 @@
 // Every production kernel instance, compiled for gfx942 by the ISA check (pmqa_kernels_isa): the
 // test lists the fp8 instructions each kernel's assembly uses and fails when that list changes
 // without kernels.gfx942.expected.txt changing with it. On gfx942 the FNUZ instances must decode
-// with the hardware (v_cvt_f32_fp8); the OCP instances cannot (gfx942 converts FNUZ only).
+// with the hardware (v_cvt_f32_fp8) and fused-mfma's must multiply with it
+// (v_mfma_f32_16x16x32_fp8_fp8); the OCP instances cannot (gfx942's fp8 is FNUZ only).
+#include "pmqa_kernels/fused_mfma.hpp"
+#include "pmqa_kernels/fused_mma.hpp"
 #include "pmqa_kernels/two_stage.hpp"
 
 namespace pmqa::kdev {
@@ -17,6 +20,14 @@ PMQA_INSTANTIATE(64, true)
 PMQA_INSTANTIATE(128, false)
 PMQA_INSTANTIATE(128, true)
 #undef PMQA_INSTANTIATE
+
+// The matrix-unit variants: fused-mfma must use v_mfma_f32_16x16x32_fp8_fp8 for FNUZ data on gfx942
+// (its OCP instances emulate: gfx942's fp8 MFMA takes FNUZ only); fused-mma is NVIDIA's (listed to
+// show it compiles for AMD and falls back to its emulation there).
+template __global__ void fused_mfma_kernel<Faithful, true, 1>(LogitsParams);
+template __global__ void fused_mfma_kernel<Faithful, true, 2>(LogitsParams);
+template __global__ void fused_mfma_kernel<Faithful, false, 1>(LogitsParams);
+template __global__ void fused_mma_kernel<Faithful, false, 1>(LogitsParams);
 
 template __global__ void fill_minus_infinity_kernel<Faithful>(float*, std::int64_t);
 template __global__ void head_sum_kernel<Faithful>(LogitsParams);

@@ -19,6 +19,7 @@ std::string_view to_string(FusedVariant v) noexcept {
     case FusedVariant::automatic: return "auto";
     case FusedVariant::scalar: return "scalar";
     case FusedVariant::mma: return "mma";
+    case FusedVariant::mfma: return "mfma";
   }
   return "?";
 }
@@ -27,11 +28,12 @@ FusedVariant parse_fused_variant(std::string_view text) {
   if (text == "auto") return FusedVariant::automatic;
   if (text == "scalar") return FusedVariant::scalar;
   if (text == "mma") return FusedVariant::mma;
-  throw std::invalid_argument("unknown fused variant '" + std::string(text) + "' (expected auto, scalar or mma)");
+  if (text == "mfma") return FusedVariant::mfma;
+  throw std::invalid_argument("unknown fused variant '" + std::string(text) + "' (expected auto, scalar, mma or mfma)");
 }
 
 Tolerance tolerance_for(const RunResult& run) {
-  return run.kernel == "fused-mma" ? Tolerance::matrix_unit() : Tolerance::fp32();
+  return run.kernel == "fused-mma" || run.kernel == "fused-mfma" ? Tolerance::matrix_unit() : Tolerance::fp32();
 }
 
 std::unique_ptr<Executor> make_host_executor(const HostExecutorOptions& options) {

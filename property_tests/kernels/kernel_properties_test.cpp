@@ -99,17 +99,24 @@ INSTANTIATE_TEST_SUITE_P(Executors, FusedVsTwoStage,
 // The fp8 tensor-core variant over generated cases in the shapes it takes (D 128, N*H 64 or 128),
 // both formats and layouts, special codes included: on the host at wave 32 (mma.sync emulated) and
 // on the GPU when one is found. Its tolerance is the matrix-unit profile (spec §5).
+// The matrix-unit variant an executor has: fused-mma at wave 32 and on NVIDIA, fused-mfma at wave 64.
+kernels::FusedVariant matrix_variant(const kernels::Executor& e) {
+  return e.warp_size() == 64 ? kernels::FusedVariant::mfma : kernels::FusedVariant::mma;
+}
+
 class FusedMmaVsReference : public ::testing::TestWithParam<ExecutorKind> {};
 
 TEST_P(FusedMmaVsReference, SameBytesBoundAndCleanContract) {
   const auto exec = make(GetParam());
   if (!exec) GTEST_SKIP() << "no GPU found: the GPU half of this property did not run";
+  const kernels::FusedVariant variant = matrix_variant(*exec);
+  const std::string kernel = variant == kernels::FusedVariant::mfma ? "fused-mfma" : "fused-mma";
   fixtures::SpecRanges r = ranges();
   r.head_dims = {128};
   r.block_sizes = {1, 16, 64, 256};  // 1: more pages than the kernel keeps in shared memory
   r.max_work = 6'000'000;
   double worst = 0;
-  const bool ok = rc::check(exec->name() + " fused-mma vs reference", [&] {
+  const bool ok = rc::check(exec->name() + " " + kernel + " vs reference", [&] {
     auto spec = *fixtures::gen_case_spec(r);
     static const std::vector<std::pair<std::int64_t, std::int64_t>> fits{{64, 1}, {64, 2}, {64, 3}, {64, 4}, {32, 2}, {32, 4}, {32, 6}, {128, 1}, {128, 2}};
     const auto [heads, next_n] = *rc::gen::elementOf(fits);
@@ -123,18 +130,20 @@ TEST_P(FusedMmaVsReference, SameBytesBoundAndCleanContract) {
     spec.context_lens.resize(static_cast<std::size_t>(spec.context_lens_2d ? spec.batch * spec.next_n : spec.batch), 0);
     for (auto& L : spec.context_lens) L = static_cast<std::int32_t>(std::min<std::int64_t>(L, spec.max_model_len));
     const Case c = fixtures::make_case(spec);
-    const auto run = exec->run(kernels::Path::fused, c, {.variant = kernels::FusedVariant::mma});
-    RC_ASSERT(run.kernel == "fused-mma");
+    const auto run = exec->run(kernels::Path::fused, c, {.variant = variant});
+    RC_ASSERT(run.kernel == kernel);
     const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out,
                                {.tolerance = Tolerance::matrix_unit()});
     if (!rep.passed()) RC_FAIL(rep.to_text());
     worst = std::max(worst, rep.worst_bound_ratio);
   });
   EXPECT_TRUE(ok);
-  std::printf("%s fused-mma: worst |out-ref| / matrix-unit bound over the property = %.3g\n", exec->name().c_str(), worst);
+  std::printf("%s %s: worst |out-ref| / matrix-unit bound over the property = %.3g\n", exec->name().c_str(), kernel.c_str(),
+              worst);
 }
 
-INSTANTIATE_TEST_SUITE_P(Executors, FusedMmaVsReference, ::testing::Values(ExecutorKind::host_w32, ExecutorKind::gpu),
+INSTANTIATE_TEST_SUITE_P(Executors, FusedMmaVsReference,
+                         ::testing::Values(ExecutorKind::host_w32, ExecutorKind::host_w64, ExecutorKind::gpu),
                          [](const auto& p) { return executor_name(p.param); });
 
 }  // namespace

@@ -17,98 +17,17 @@
 // again. The host API requires D = 128, H in {32, 64, 128}, N*H % 64 == 0, block_stride % 16 == 0.
 #pragma once
 
-#include "pmqa_kernels/async_copy.hpp"
 #include "pmqa_kernels/fnuz_to_ocp.hpp"
-#include "pmqa_kernels/hooks.hpp"
+#include "pmqa_kernels/key_chunks.hpp"
 #include "pmqa_kernels/mma_nv.hpp"
 
 PMQA_KDEV_BEGIN
 
 inline constexpr int kMmaWarps = 4;
 inline constexpr int kMmaThreads = kMmaWarps * NvMma::kWarp;  // 128
-inline constexpr int kMmaKeys = 64;                            // keys per CTA
-inline constexpr int kMmaD = 128;                              // head_dim this variant takes
-inline constexpr int kMmaRowBytes = kMmaD + 16;                // padded: the 8 keys a B fragment reads hit 8 different banks
-inline constexpr int kMmaChunksPerCta = 8;                     // a CTA streams 8 chunks of one sequence ...
-inline constexpr int kMmaKeysPerCta = kMmaKeys * kMmaChunksPerCta;
-inline constexpr int kMmaStages = 3;                           // ... with 2 chunks in flight while it computes on one
-inline constexpr int kMmaPagesPerCta = 64;                     // page numbers a CTA keeps in shared memory
 // Register cap for ptxas per N*H (kMT = N*H/64): resident CTAs are what hides the memory latency.
 template <int kMT>
 inline constexpr int kMmaMinCtasPerSm = kMT == 1 ? 6 : 4;
-
-// Shared memory in 16-byte aligned units (alignas on a __shared__ declaration is not portable).
-struct alignas(16) Bytes16 {
-  std::uint8_t b[16];
-};
-
-// 16 bytes from global to shared memory (both 16-byte aligned).
-PMQA_DEV void copy16(std::uint8_t* dst, const std::uint8_t* src) {
-#if defined(PMQA_DEVICE_BUILD)
-  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-#else
-  std::memcpy(dst, src, 16);
-#endif
-}
-
-PMQA_DEV std::uint32_t load_u32(const std::uint8_t* p) {
-#if defined(PMQA_DEVICE_BUILD)
-  return *reinterpret_cast<const std::uint32_t*>(p);
-#else
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-#endif
-}
-
-// Issues the asynchronous copies of the chunk starting at key j into one stage: each key's 128
-// value bytes as 8 x 16 bytes, its scale as 4 bytes; keys that do not exist read as zero (their
-// pages may not exist either: block_table entries past a sequence are never read).
-// Physical pages of the logical blocks a CTA's key range spans, read once into shared memory: a
-// table lookup inside the copy loop put one dependent global load (~1 us under load) in front of
-// every chunk's copies. Ranges spanning more than kMmaPagesPerCta blocks (block_size < 16) read
-// the table directly.
-struct PageWindow {
-  const std::int32_t* pages;  // nullptr: read p.block_table
-  std::int64_t first_logical;
-};
-
-template <class Hooks>
-PMQA_DEV std::int64_t page_of(const LogitsParams& p, std::int64_t b, const PageWindow& w, std::int64_t logical) {
-  if (w.pages) return w.pages[logical - w.first_logical];
-  return p.block_table[b * p.max_blocks_per_seq + logical];
-}
-
-template <class Hooks>
-PMQA_DEV void issue_chunk(const LogitsParams& p, std::int64_t b, const PageWindow& window, std::int64_t j,
-                          std::int64_t seq_keys, std::uint8_t* stage_keys, float* stage_scales) {
-  if constexpr (Hooks::kSkipKeyLoads) return;
-  const int tid = static_cast<int>(threadIdx.x);
-  for (int i = tid; i < kMmaKeys * (kMmaD / 16); i += kMmaThreads) {
-    const int key = i / (kMmaD / 16), seg = i % (kMmaD / 16);
-    const std::int64_t jk = j + key;
-    const bool exists = jk < seq_keys;
-    const std::uint8_t* src = p.kv;
-    if (exists) {
-      const KeySlot slot = key_slot(p, jk);
-      const std::int64_t page = page_of<Hooks>(p, b, window, slot.logical);
-      src = p.kv + Hooks::block_offset(page, p.block_stride) +
-            Hooks::template value_offset<kMmaD>(p.shuffle != 0, slot.token, seg * 16);
-    }
-    async_copy<16>(stage_keys + key * kMmaRowBytes + seg * 16, src, exists);
-  }
-  for (int key = tid; key < kMmaKeys; key += kMmaThreads) {
-    const std::int64_t jk = j + key;
-    const bool exists = jk < seq_keys;
-    const std::uint8_t* src = p.kv;
-    if (exists) {
-      const KeySlot slot = key_slot(p, jk);
-      const std::int64_t page = page_of<Hooks>(p, b, window, slot.logical);
-      src = p.kv + Hooks::block_offset(page, p.block_stride) + Hooks::template scale_offset<kMmaD>(p.block_size, slot.token);
-    }
-    async_copy<4>(stage_scales + key, src, exists);
-  }
-}
 
 PMQA_DEV float __uint_as_float_portable(std::uint32_t u) { return bits_to_float(u & 0x3F7FFFFFu); }
 
@@ -172,7 +91,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinCtasPerSm<kMT>) fused_mma_
   // Start fetching the first chunks, then stage q and the weights while they fly.
   for (int c = 0; c < kMmaStages - 1; ++c) {
     if (c < chunks)
-      issue_chunk<Hooks>(p, b, window, j_begin + c * kMmaKeys, seq_keys, key_storage[c][0].b, scale_storage[c]);
+      issue_chunk<Hooks, kMmaThreads>(p, b, window, j_begin + c * kMmaKeys, seq_keys, key_storage[c][0].b, scale_storage[c]);
     async_commit();
   }
   std::uint8_t* const qs = q_storage[0].b;
@@ -193,7 +112,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaMinCtasPerSm<kMT>) fused_mma_
     // Refill the stage chunk c-1 used (every thread passed the barrier after computing on it).
     const int ahead = c + kMmaStages - 1;
     if (ahead < chunks)
-      issue_chunk<Hooks>(p, b, window, j_begin + ahead * kMmaKeys, seq_keys, key_storage[ahead % kMmaStages][0].b,
+      issue_chunk<Hooks, kMmaThreads>(p, b, window, j_begin + ahead * kMmaKeys, seq_keys, key_storage[ahead % kMmaStages][0].b,
                          scale_storage[ahead % kMmaStages]);
     async_commit();
     async_wait<kMmaStages - 1>();  // chunk c has landed (this thread's part) ...

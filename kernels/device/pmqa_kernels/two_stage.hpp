@@ -28,7 +28,6 @@ __global__ void __launch_bounds__(kFusedThreads) stage1_kernel(LogitsParams p) {
   const int group = static_cast<int>(tid % kHeadGroups);
   const std::int64_t b = blockIdx.y;
   const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * kKeysPerBlock + tid / kHeadGroups;
-  const std::int64_t rows = p.batch * p.next_n;
 
   // The sequence's longest row bounds which keys exist; shorter rows mask theirs to -inf.
   const std::int64_t seq_keys = longest_row<Hooks>(p, b, 0, p.next_n);

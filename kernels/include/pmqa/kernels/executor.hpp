@@ -37,9 +37,10 @@ enum class FusedVariant : std::uint8_t {
   automatic,
   scalar,  // "fused-scalar": portable fp32 FMAs, any arch, any supported shape
   mma,     // "fused-mma": fp8 mma.sync m16n8k32 (NVIDIA sm_89+; emulated on the host executor at wave 32)
+  mfma,    // "fused-mfma": fp8 MFMA 16x16x32 (gfx942 FNUZ, gfx950 OCP; emulated on the host executor at wave 64)
 };
 std::string_view to_string(FusedVariant v) noexcept;
-FusedVariant parse_fused_variant(std::string_view text);  // "auto" | "scalar" | "mma"
+FusedVariant parse_fused_variant(std::string_view text);  // "auto" | "scalar" | "mma" | "mfma"
 
 struct RunOptions {
   FusedVariant variant = FusedVariant::automatic;
@@ -53,13 +54,13 @@ struct RunResult {
   int launches = 0;
   std::int64_t differing_cells = 0;      // cells (guards included) whose bits changed in a later launch
   std::int64_t first_differing = -1;     // index into out.storage(), or -1
-  std::string kernel;                    // what ran: "fused-scalar", "fused-mma" or "two-stage"
+  std::string kernel;                    // what ran: "fused-scalar", "fused-mma", "fused-mfma" or "two-stage"
   std::string kernel_reason;             // why that kernel (e.g. why not the matrix-unit variant)
   bool deterministic() const noexcept { return differing_cells == 0; }
 };
 
 // The tolerance profile of the kernel that ran (spec §5: accumulator precision is a property of
-// the kernel): matrix-unit for fused-mma, fp32 for the portable kernels.
+// the kernel): matrix-unit for fused-mma and fused-mfma, fp32 for the portable kernels.
 Tolerance tolerance_for(const RunResult& run);
 
 class Executor {

@@ -4,6 +4,7 @@
 
 #include <hip/hip_runtime.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -18,8 +19,16 @@ class HipBackend {
       : multiprocessors_(multiprocessors), fp8_mma_(fp8_mma) {
     PMQA_HIP_CHECK(hipSetDevice(device));
   }
-  // fp8 mma.sync exists on NVIDIA sm_89 and later (the kernels are built for the arch they run on).
+  // fp8 mma.sync exists on NVIDIA sm_89 and later (the kernels are built for the arch they run on);
+  // fp8 MFMA on gfx942 (FNUZ) and gfx950 (OCP), each for its own format only.
   bool has_fp8_mma() const noexcept { return fp8_mma_; }
+  bool has_fp8_mfma(Fp8Format f) const noexcept { return mfma_format_ && *mfma_format_ == f; }
+  FusedVariant automatic_variant(const Case& c) const noexcept {
+    if (fp8_mma_) return FusedVariant::mma;
+    if (has_fp8_mfma(c.fp8)) return FusedVariant::mfma;
+    return FusedVariant::scalar;
+  }
+  void set_mfma_format(std::optional<Fp8Format> f) noexcept { mfma_format_ = f; }
   void* allocate(std::size_t bytes) {
     void* p = nullptr;
     PMQA_HIP_CHECK(hipMalloc(&p, bytes));
@@ -49,6 +58,7 @@ class HipBackend {
  private:
   int multiprocessors_;
   bool fp8_mma_;
+  std::optional<Fp8Format> mfma_format_;
 };
 
 }  // namespace pmqa::kernels::detail

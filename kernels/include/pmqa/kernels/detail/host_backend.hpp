@@ -27,8 +27,15 @@ class HostBackend {
   void synchronize() noexcept {}
   // Grid-stride kernels get a few blocks per OS thread: the host "device" has that many workers.
   std::int64_t resident_blocks() const noexcept { return 4 * threads_; }
-  // The host executor emulates NVIDIA's fp8 mma.sync, whose fragments assume a warp of 32.
+  // The host executor emulates NVIDIA's fp8 mma.sync (fragments for a warp of 32) and AMD's fp8
+  // MFMA (a wave of 64), each at its own wave size, in either fp8 format.
   bool has_fp8_mma() const noexcept { return options_.warp_size == 32; }
+  bool has_fp8_mfma(Fp8Format) const noexcept { return options_.warp_size == 64; }
+  // What `automatic` picks: fused-mma at wave 32 (its emulation is CI's cover of that kernel); at
+  // wave 64 the portable kernel, the one the host's mutation tests exercise (fused-mfma on request).
+  FusedVariant automatic_variant(const Case&) const noexcept {
+    return options_.warp_size == 32 ? FusedVariant::mma : FusedVariant::scalar;
+  }
 
   template <class... P, class... A>
   void launch(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, A&&... args) {

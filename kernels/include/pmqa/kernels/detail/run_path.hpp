@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pmqa/kernels/executor.hpp"
+#include "pmqa_kernels/fused_mfma.hpp"
 #include "pmqa_kernels/fused_mma.hpp"
 #include "pmqa_kernels/two_stage.hpp"
 
@@ -55,18 +56,21 @@ void with_instance(const Case& c, F&& f) {
   }
 }
 
-// Why a case cannot take the fused-mma variant on this backend, or "" when it can.
-inline std::string mma_unfit(const Case& c, bool backend_has_mma) {
-  if (!backend_has_mma) return "the executor has no fp8 mma.sync (NVIDIA sm_89+, or the host executor at wave 32)";
-  if (c.head_dim != kdev::kMmaD) return "fused-mma takes head_dim 128 (got " + std::to_string(c.head_dim) + ")";
+// Why a case cannot take a matrix-unit variant (fused-mma, fused-mfma) on this backend, or ""
+// when it can. Both take the same shapes (key_chunks.hpp).
+inline std::string matrix_unfit(const Case& c, const std::string& kernel, bool backend_has_it, const char* needs) {
+  if (!backend_has_it) return "the executor has no " + std::string(needs);
+  if (c.head_dim != kdev::kMmaD) return kernel + " takes head_dim 128 (got " + std::to_string(c.head_dim) + ")";
   if (c.heads != 32 && c.heads != 64 && c.heads != 128)
-    return "fused-mma takes heads 32, 64 or 128 (got " + std::to_string(c.heads) + ")";
+    return kernel + " takes heads 32, 64 or 128 (got " + std::to_string(c.heads) + ")";
   if ((c.next_n * c.heads) % 64 != 0)
-    return "fused-mma takes next_n*heads in multiples of 64 (got " + std::to_string(c.next_n * c.heads) + ")";
+    return kernel + " takes next_n*heads in multiples of 64 (got " + std::to_string(c.next_n * c.heads) + ")";
   if (c.block_stride % 16 != 0)
-    return "fused-mma copies 16-byte segments: block_stride must be a multiple of 16 (got " + std::to_string(c.block_stride) + ")";
+    return kernel + " copies 16-byte segments: block_stride must be a multiple of 16 (got " + std::to_string(c.block_stride) + ")";
   return "";
 }
+inline constexpr const char* kNeedsMma = "fp8 mma.sync (NVIDIA sm_89+, or the host executor at wave 32)";
+inline constexpr const char* kNeedsMfma = "fp8 MFMA in the case's format (gfx942 FNUZ, gfx950 OCP, or the host executor at wave 64)";
 
 // Blocks for a grid-stride kernel over `count` items: enough to fill the device, never more
 // than the items need (the kernel loops over the rest).
@@ -106,13 +110,19 @@ class PreparedRun {
     p_.context_lens_2d = c.context_lens_2d ? 1 : 0;
     p_.shuffle = c.layout == KvLayout::shuffle ? 1 : 0;
     if (path == Path::fused) {
-      const std::string unfit = mma_unfit(c, be.has_fp8_mma());
-      const bool want_mma = o.variant == FusedVariant::mma || o.variant == FusedVariant::automatic;
-      if (o.variant == FusedVariant::mma && !unfit.empty()) throw KernelError("fused-mma asked for, but " + unfit);
-      use_mma_ = want_mma && unfit.empty();
-      kernel_ = use_mma_ ? "fused-mma" : "fused-scalar";
-      reason_ = use_mma_ ? "fp8 matrix instructions available and the case fits them"
-                         : o.variant == FusedVariant::scalar ? "asked for the portable kernel" : unfit;
+      // Asked for, or the executor's own matrix variant when the variant is automatic.
+      const FusedVariant want = o.variant == FusedVariant::automatic ? be.automatic_variant(c) : o.variant;
+      std::string unfit;
+      if (want == FusedVariant::mma) unfit = matrix_unfit(c, "fused-mma", be.has_fp8_mma(), kNeedsMma);
+      if (want == FusedVariant::mfma) unfit = matrix_unfit(c, "fused-mfma", be.has_fp8_mfma(c.fp8), kNeedsMfma);
+      if (o.variant != FusedVariant::automatic && !unfit.empty())
+        throw KernelError(std::string(to_string(o.variant)) + " asked for, but " + unfit);
+      variant_ = unfit.empty() ? want : FusedVariant::scalar;
+      kernel_ = variant_ == FusedVariant::mma ? "fused-mma" : variant_ == FusedVariant::mfma ? "fused-mfma" : "fused-scalar";
+      reason_ = variant_ != FusedVariant::scalar    ? "fp8 matrix instructions available and the case fits them"
+                : o.variant == FusedVariant::scalar ? "asked for the portable kernel"
+                : !unfit.empty()                    ? unfit
+                                                    : "the executor has no fp8 matrix variant (see kernel docs)";
     } else {
       kernel_ = "two-stage";
       reason_ = "the two-stage path was asked for";
@@ -140,10 +150,11 @@ class PreparedRun {
     const std::int64_t rows = c.rows();
     const std::int64_t tiles = (c.max_model_len + kdev::kKeysPerBlock - 1) / kdev::kKeysPerBlock;
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(c.batch));
-    if (path_ == Path::fused && use_mma_) {
+    if (path_ == Path::fused && variant_ != FusedVariant::scalar) {
       const dim3 mma_grid(static_cast<unsigned>((c.max_model_len + kdev::kMmaKeysPerCta - 1) / kdev::kMmaKeysPerCta),
                           static_cast<unsigned>(c.batch));
       const bool fnuz = c.fp8 == Fp8Format::e4m3fnuz;
+      const bool nv = variant_ == FusedVariant::mma;
       // Up to 128 query rows per launch: groups of next_n values, the last one possibly 64 rows.
       const std::int64_t group = 128 / c.heads;
       for (std::int64_t n0 = 0; n0 < c.next_n; n0 += group) {
@@ -151,9 +162,13 @@ class PreparedRun {
         q.mma_n_begin = n0;
         q.mma_n_count = std::min(group, c.next_n - n0);
         const bool two = q.mma_n_count * c.heads == 128;
-        auto go = [&](auto fn) { be_.launch("fused_mma_kernel", fn, mma_grid, dim3(kdev::kMmaThreads), q); };
-        if (fnuz) two ? go(kdev::fused_mma_kernel<Hooks, true, 2>) : go(kdev::fused_mma_kernel<Hooks, true, 1>);
-        else two ? go(kdev::fused_mma_kernel<Hooks, false, 2>) : go(kdev::fused_mma_kernel<Hooks, false, 1>);
+        auto go = [&](const char* name, auto fn, int threads) { be_.launch(name, fn, mma_grid, dim3(threads), q); };
+        auto mma = [&](auto fn) { go("fused_mma_kernel", fn, kdev::kMmaThreads); };
+        auto mfma = [&](auto fn) { go("fused_mfma_kernel", fn, kdev::kMfmaThreads); };
+        if (nv && fnuz) two ? mma(kdev::fused_mma_kernel<Hooks, true, 2>) : mma(kdev::fused_mma_kernel<Hooks, true, 1>);
+        if (nv && !fnuz) two ? mma(kdev::fused_mma_kernel<Hooks, false, 2>) : mma(kdev::fused_mma_kernel<Hooks, false, 1>);
+        if (!nv && fnuz) two ? mfma(kdev::fused_mfma_kernel<Hooks, true, 2>) : mfma(kdev::fused_mfma_kernel<Hooks, true, 1>);
+        if (!nv && !fnuz) two ? mfma(kdev::fused_mfma_kernel<Hooks, false, 2>) : mfma(kdev::fused_mfma_kernel<Hooks, false, 1>);
       }
       return;
     }
@@ -193,7 +208,7 @@ class PreparedRun {
   DeviceArray<Backend, float> out_;
   std::unique_ptr<DeviceArray<Backend, float>> per_head_;
   kdev::LogitsParams p_;
-  bool use_mma_ = false;
+  FusedVariant variant_ = FusedVariant::scalar;
   std::string kernel_, reason_;
 };
 
