@@ -4,7 +4,6 @@
 // with the hardware (v_cvt_f32_fp8) and fused-mfma's must multiply with it
 // (v_mfma_f32_16x16x32_fp8_fp8); the OCP instances cannot (gfx942's fp8 is FNUZ only).
 #include "pmqa_kernels/fused_mfma.hpp"
-#include "pmqa_kernels/fused_mma.hpp"
 #include "pmqa_kernels/two_stage.hpp"
 
 namespace pmqa::kdev {
@@ -21,13 +20,11 @@ PMQA_INSTANTIATE(128, false)
 PMQA_INSTANTIATE(128, true)
 #undef PMQA_INSTANTIATE
 
-// The matrix-unit variants: fused-mfma must use v_mfma_f32_16x16x32_fp8_fp8 for FNUZ data on gfx942
-// (its OCP instances emulate: gfx942's fp8 MFMA takes FNUZ only); fused-mma is NVIDIA's (listed to
-// show it compiles for AMD and falls back to its emulation there).
+// The AMD matrix-unit variant: fused-mfma must use v_mfma_f32_16x16x32_fp8_fp8 for FNUZ data on
+// gfx942 (its OCP instance emulates: gfx942's fp8 MFMA takes FNUZ only). fused-mma is NVIDIA's.
 template __global__ void fused_mfma_kernel<Faithful, true, 1>(LogitsParams);
 template __global__ void fused_mfma_kernel<Faithful, true, 2>(LogitsParams);
 template __global__ void fused_mfma_kernel<Faithful, false, 1>(LogitsParams);
-template __global__ void fused_mma_kernel<Faithful, false, 1>(LogitsParams);
 
 template __global__ void fill_minus_infinity_kernel<Faithful>(float*, std::int64_t);
 template __global__ void head_sum_kernel<Faithful>(LogitsParams);
