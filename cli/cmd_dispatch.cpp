@@ -93,6 +93,7 @@ int run_dispatch(const DispatchOptions& o) {
   out << "path      " << pd::to_string(decision.path) << "\n";
   out << "fp8       " << (decision.fp8 ? pd::fp8_name(*decision.fp8) : std::string_view("-")) << "\n";
   out << "layout    " << (decision.layout ? pd::layout_upper(*decision.layout) : std::string_view("-")) << "\n";
+  if (!decision.kernel.empty()) out << "kernel    " << decision.kernel << " (pmqa's kernel for this path here)\n";
   out << "reason    " << decision.reason << "\n";
   if (!info.note.empty()) out << "note      " << info.note << "\n";
   std::cout << out.str();

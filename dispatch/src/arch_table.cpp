@@ -128,6 +128,21 @@ ArchInfo parse_entry(const nlohmann::json& j, std::string_view source, std::size
     if (!info.fp8) f.field_error("fused_kernel_library", "is set but the target has no fp8");
   }
 
+  if (!f.has("pmqa_fused_kernel")) f.field_error("pmqa_fused_kernel", "is missing (use null for a target without fp8)");
+  info.pmqa_fused_kernel = f.optional_string("pmqa_fused_kernel");
+  if (info.pmqa_fused_kernel) {
+    const std::string& k = *info.pmqa_fused_kernel;
+    if (k != "fused-mma" && k != "fused-mfma" && k != "fused-scalar")
+      f.field_error("pmqa_fused_kernel", "must be fused-mma, fused-mfma, fused-scalar or null, got \"" + k + "\"");
+    if (!info.fp8) f.field_error("pmqa_fused_kernel", "is set but the target has no fp8 (use null)");
+    if (k == "fused-mma" && (info.vendor != Vendor::nvidia || info.fp8_matrix == MatrixKind::none))
+      f.field_error("pmqa_fused_kernel", "is fused-mma, which needs NVIDIA fp8 matrix instructions");
+    if (k == "fused-mfma" && info.fp8_matrix != MatrixKind::mfma)
+      f.field_error("pmqa_fused_kernel", "is fused-mfma, which needs AMD fp8 MFMA");
+  } else if (info.fp8) {
+    f.field_error("pmqa_fused_kernel", "is null but the target has fp8 (name the kernel, fused-scalar at least)");
+  }
+
   info.products = f.strings("products");
   if (info.products.empty()) f.field_error("products", "is empty; name at least one product");
   for (std::size_t i = 0; i < info.products.size(); ++i)

@@ -22,6 +22,7 @@ void to_json(json& j, const ArchInfo& info) {
            {"fp8_matrix", to_string(info.fp8_matrix)},
            {"fp8_matrix_example", info.fp8_matrix_example},
            {"fused_kernel_library", info.fused_kernel_library ? json(*info.fused_kernel_library) : json(nullptr)},
+           {"pmqa_fused_kernel", info.pmqa_fused_kernel ? json(*info.pmqa_fused_kernel) : json(nullptr)},
            {"products", info.products},
            {"note", info.note}};
 }
@@ -38,6 +39,7 @@ void to_json(json& j, const Decision& d) {
            {"fp8", d.fp8 ? json(fp8_name(*d.fp8)) : json(nullptr)},
            {"layout", d.layout ? json(layout_lower(*d.layout)) : json(nullptr)},
            {"reason", d.reason}};
+  j["kernel"] = d.kernel.empty() ? json(nullptr) : json(d.kernel);
   if (d.trace_id) j["trace_id"] = d.trace_id;
 }
 

@@ -51,7 +51,7 @@ MatrixRow parse_row(const nlohmann::json& j, std::string_view source, std::size_
       row.error = ExpectedError::malformed_arch;
     else
       f.field_error("error", "must be \"unknown-arch\" or \"malformed-arch\", got " + in_quotes(*error));
-    for (std::string_view other : {"path", "fp8", "layout", "reason_contains"})
+    for (std::string_view other : {"path", "fp8", "layout", "reason_contains", "kernel"})
       if (f.has(other)) f.field_error(other, "cannot be given with \"error\" (the row expects no decision)");
   } else {
     const std::string path = f.string("path");
@@ -78,6 +78,12 @@ MatrixRow parse_row(const nlohmann::json& j, std::string_view source, std::size_
     if (auto text = f.optional_string("reason_contains")) {
       if (text->empty()) f.field_error("reason_contains", "is empty");
       row.reason_contains = *text;
+    }
+    if (auto kernel = f.optional_string("kernel")) {
+      if (*row.path != Path::fused) f.field_error("kernel", "is only for fused rows");
+      if (*kernel != "fused-mma" && *kernel != "fused-mfma" && *kernel != "fused-scalar")
+        f.field_error("kernel", "must be fused-mma, fused-mfma or fused-scalar, got " + in_quotes(*kernel));
+      row.kernel = *kernel;
     }
   }
   if (auto note = f.optional_string("note")) row.note = *note;
@@ -214,6 +220,9 @@ RowResult check_row(const MatrixRow& row, const Policy& policy, const ArchTable&
     else if (!row.reason_contains.empty() && d.reason.find(row.reason_contains) == std::string::npos)
       problem = "expected " + row.expected_text() + " with a reason naming " + in_quotes(row.reason_contains) +
                 ", got reason: " + d.reason;
+    else if (!row.kernel.empty() && d.kernel != row.kernel)
+      problem = "expected " + row.expected_text() + " served by pmqa's " + row.kernel + ", got " +
+                (d.kernel.empty() ? std::string("no kernel named") : d.kernel);
   }
 
   if (numeric && r.actual && r.actual->runnable()) {

@@ -145,6 +145,9 @@ Decision Policy::select(const Arch& arch, const Context& ctx) const {
   Decision d = decide(arch, ctx);
   const std::string policy = name();
   validate_decision(d, policy, arch);
+  d.kernel.clear();
+  if (d.path == Path::fused)
+    if (const ArchInfo* info = table().find(arch.target); info && info->pmqa_fused_kernel) d.kernel = *info->pmqa_fused_kernel;
   d.trace_id = Trace::global().record(arch, ctx, policy, d);
   return d;
 }

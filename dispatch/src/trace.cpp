@@ -18,6 +18,11 @@ std::string TraceEntry::describe() const {
   out += policy;
   out += ": ";
   out += decision.summary();
+  if (!decision.kernel.empty()) {
+    out += " [";
+    out += decision.kernel;
+    out += ']';
+  }
   out += " (reason: ";
   out += decision.reason;
   out += ')';

@@ -22,9 +22,9 @@ PMQA_INSTANTIATE(128, true)
 
 // The AMD matrix-unit variant: fused-mfma must use v_mfma_f32_16x16x32_fp8_fp8 for FNUZ data on
 // gfx942 (its OCP instance emulates: gfx942's fp8 MFMA takes FNUZ only). fused-mma is NVIDIA's.
-template __global__ void fused_mfma_kernel<Faithful, true, 1>(LogitsParams);
-template __global__ void fused_mfma_kernel<Faithful, true, 2>(LogitsParams);
-template __global__ void fused_mfma_kernel<Faithful, false, 1>(LogitsParams);
+template __global__ void fused_mfma_kernel<Faithful, true, 64>(LogitsParams);
+template __global__ void fused_mfma_kernel<Faithful, true, 128>(LogitsParams);
+template __global__ void fused_mfma_kernel<Faithful, false, 64>(LogitsParams);
 
 template __global__ void fill_minus_infinity_kernel<Faithful>(float*, std::int64_t);
 template __global__ void head_sum_kernel<Faithful>(LogitsParams);

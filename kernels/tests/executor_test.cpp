@@ -1,5 +1,7 @@
 // The kernels on the host executor, both wave sizes, on the quick suite's hand-picked cases, with
 // the output contract checked cell by cell against the fp64 reference.
+#include <link.h>
+
 #include <gtest/gtest.h>
 
 #include "pmqa/fixtures/suites.hpp"
@@ -131,6 +133,22 @@ TEST(FusedMfmaOnHost, ShuffledSchedulesGiveTheSameBits) {
   EXPECT_TRUE(run.deterministic()) << run.differing_cells << " cells differ";
   const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
   EXPECT_TRUE(rep.passed()) << rep.to_text();
+}
+
+// Kernel shared memory must not live in thread-local storage: static TLS is allocated in every
+// thread of the process (a user's std::threads too, at 8 MB of stack each), and __shared__ as
+// static thread_local over all kernel instantiations once passed 8 MB and crashed Eigen in the
+// reference's worker threads. PMQA_SHARED keeps it per worker instead.
+TEST(HostExecutor, KernelsAddNoThreadLocalStorage) {
+  std::size_t tls = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* data) {
+        for (int i = 0; i < info->dlpi_phnum; ++i)
+          if (info->dlpi_phdr[i].p_type == PT_TLS) *static_cast<std::size_t*>(data) += info->dlpi_phdr[i].p_memsz;
+        return 0;
+      },
+      &tls);
+  EXPECT_LT(tls, std::size_t{256} << 10) << tls << " bytes of static TLS per thread";
 }
 
 TEST(HostExecutor, UnsupportedHeadDimIsAnError) {

@@ -52,8 +52,8 @@ template <class Hooks, int kD, bool kFnuz>
 __global__ void __launch_bounds__(kFusedThreads) fused_logits_kernel(LogitsParams p) {
   // Rows padded by 4 floats: the kHeadGroups lanes of a key read rows h, h+1, .. at the same d,
   // which then fall in different banks.
-  __shared__ float qs[kHeadChunk][kD + 4];
-  __shared__ float ws[kHeadChunk];
+  PMQA_SHARED(float, qs, [kHeadChunk][kD + 4]);
+  PMQA_SHARED(float, ws, [kHeadChunk]);
 
   const unsigned tid = threadIdx.x;
   const int group = static_cast<int>(tid % kHeadGroups);

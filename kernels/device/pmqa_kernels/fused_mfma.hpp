@@ -38,17 +38,16 @@ PMQA_DEV void flush_rows_mfma(const LogitsParams& p, std::int64_t b, std::int64_
   }
 }
 
-template <class Hooks, bool kFnuz, int kMT>
+template <class Hooks, bool kFnuz, int kRows>
 __global__ void __launch_bounds__(kMfmaThreads) fused_mfma_kernel(LogitsParams p) {
-  static_assert(kMT == 1 || kMT == 2, "fused-mfma scores 64 or 128 query rows per launch");
-  constexpr int kRows = 64 * kMT;             // mma_n_count * H
+  static_assert(kRows == 32 || kRows == 64 || kRows == 128, "fused-mfma scores 32, 64 or 128 query rows per launch");
   constexpr int kNTiles = kRows / AmdMfma::kN;
   constexpr int kKSteps = kMmaD / AmdMfma::kK;  // 4
-  __shared__ Bytes16 key_storage[kMmaStages][kMmaKeys * kMmaRowBytes / 16];
-  __shared__ float scale_storage[kMmaStages][kMmaKeys];
-  __shared__ Bytes16 q_storage[kRows * kMmaRowBytes / 16];
-  __shared__ float w_storage[kRows];
-  __shared__ std::int32_t page_storage[kMmaPagesPerCta];
+  PMQA_SHARED(Bytes16, key_storage, [kMmaStages][kMmaKeys * kMmaRowBytes / 16]);
+  PMQA_SHARED(float, scale_storage, [kMmaStages][kMmaKeys]);
+  PMQA_SHARED(Bytes16, q_storage, [kRows * kMmaRowBytes / 16]);
+  PMQA_SHARED(float, w_storage, [kRows]);
+  PMQA_SHARED(std::int32_t, page_storage, [kMmaPagesPerCta]);
 
   const int tid = static_cast<int>(threadIdx.x);
   const int wave = tid / AmdMfma::kWarp, lane = tid % AmdMfma::kWarp;

@@ -13,8 +13,8 @@
 // of each chunk), streams the chunks through a 3-stage cp.async pipeline (two in flight while it
 // computes on one), and keeps q (all N*H rows) and the weights in shared memory for the whole
 // range. One launch scores the rows of next_n values [mma_n_begin, mma_n_begin + mma_n_count),
-// 64 or 128 query rows (kMT = 1 or 2): larger N*H takes several launches, each reading the keys
-// again. The host API requires D = 128, H in {32, 64, 128}, N*H % 64 == 0, block_stride % 16 == 0.
+// kRows = 32, 64 or 128 query rows: larger N*H takes several launches, each reading the keys
+// again. The host API requires D = 128, H in {32, 64, 128}, block_stride % 4 == 0.
 #pragma once
 
 #include "pmqa_kernels/fnuz_to_ocp.hpp"
@@ -25,9 +25,9 @@ PMQA_KDEV_BEGIN
 
 inline constexpr int kMmaWarps = 4;
 inline constexpr int kMmaThreads = kMmaWarps * NvMma::kWarp;  // 128
-// Register cap for ptxas per N*H (kMT = N*H/64): resident CTAs are what hides the memory latency.
-template <int kMT>
-inline constexpr int kMmaMinCtasPerSm = kMT == 1 ? 6 : 4;
+// Register cap for ptxas per launch's query rows: resident CTAs are what hides the memory latency.
+template <int kRows>
+inline constexpr int kMmaMinCtasPerSm = kRows <= 64 ? 6 : 4;
 
 PMQA_DEV float __uint_as_float_portable(std::uint32_t u) { return bits_to_float(u & 0x3F7FFFFFu); }
 
@@ -48,18 +48,17 @@ PMQA_DEV void flush_rows(const LogitsParams& p, std::int64_t b, std::int64_t n, 
   }
 }
 
-template <class Hooks, bool kFnuz, int kMT>
-__global__ void __launch_bounds__(kMmaThreads, kMmaMinCtasPerSm<kMT>) fused_mma_kernel(LogitsParams p) {
-  static_assert(kMT == 1 || kMT == 2, "fused-mma scores 64 or 128 query rows per launch");
-  constexpr int kRows = 64 * kMT;                // mma_n_count * H
+template <class Hooks, bool kFnuz, int kRows>
+__global__ void __launch_bounds__(kMmaThreads, kMmaMinCtasPerSm<kRows>) fused_mma_kernel(LogitsParams p) {
+  static_assert(kRows == 32 || kRows == 64 || kRows == 128, "fused-mma scores 32, 64 or 128 query rows per launch");
   constexpr int kNTiles = kRows / NvMma::kN;     // query rows in tiles of 8
   constexpr int kKSteps = kMmaD / NvMma::kK;     // 4
-  // 3 x 9.25 KB of keys + 18 KB of q at kMT 2: under the 48 KB of static shared memory.
-  __shared__ Bytes16 key_storage[kMmaStages][kMmaKeys * kMmaRowBytes / 16];
-  __shared__ float scale_storage[kMmaStages][kMmaKeys];
-  __shared__ Bytes16 q_storage[kRows * kMmaRowBytes / 16];  // the q bytes as given (FNUZ converted per fragment)
-  __shared__ float w_storage[kRows];
-  __shared__ std::int32_t page_storage[kMmaPagesPerCta];
+  // 3 x 9.25 KB of keys + 18 KB of q at 128 rows: under the 48 KB of static shared memory.
+  PMQA_SHARED(Bytes16, key_storage, [kMmaStages][kMmaKeys * kMmaRowBytes / 16]);
+  PMQA_SHARED(float, scale_storage, [kMmaStages][kMmaKeys]);
+  PMQA_SHARED(Bytes16, q_storage, [kRows * kMmaRowBytes / 16]);  // the q bytes as given (FNUZ converted per fragment)
+  PMQA_SHARED(float, w_storage, [kRows]);
+  PMQA_SHARED(std::int32_t, page_storage, [kMmaPagesPerCta]);
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / NvMma::kWarp, lane = tid % NvMma::kWarp;

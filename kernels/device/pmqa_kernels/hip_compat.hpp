@@ -14,6 +14,12 @@
 
 #define PMQA_DEV __device__ __forceinline__
 
+// Per-block shared memory: __shared__ on GPUs; on the host executor a per-worker buffer (see
+// hip_host.hpp for why not __shared__'s thread_local there). PMQA_SHARED(float, qs, [16][132]);
+#if defined(PMQA_DEVICE_BUILD)
+#define PMQA_SHARED(type, name, dims) __shared__ type name dims
+#endif
+
 // Unroll hints for the device compilers; g++ (host executor) decides for itself.
 #if defined(PMQA_DEVICE_BUILD)
 #define PMQA_UNROLL _Pragma("unroll")

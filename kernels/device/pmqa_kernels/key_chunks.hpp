@@ -68,8 +68,13 @@ PMQA_DEV void issue_chunk(const LogitsParams& p, std::int64_t b, const PageWindo
                           std::int64_t seq_keys, std::uint8_t* stage_keys, float* stage_scales) {
   if constexpr (Hooks::kSkipKeyLoads) return;
   const int tid = static_cast<int>(threadIdx.x);
-  for (int i = tid; i < kMmaKeys * (kMmaD / 16); i += kThreads) {
-    const int key = i / (kMmaD / 16), seg = i % (kMmaD / 16);
+  // 16-byte copies when the block stride keeps them aligned, else 4-byte ones (block_size 1:
+  // 132-byte blocks); the host API requires block_stride % 4 == 0.
+  const bool wide = p.block_stride % 16 == 0;
+  const int seg_bytes = wide ? 16 : 4;
+  const int segs = kMmaD / seg_bytes;
+  for (int i = tid; i < kMmaKeys * segs; i += kThreads) {
+    const int key = i / segs, seg = i % segs;
     const std::int64_t jk = j + key;
     const bool exists = jk < seq_keys;
     const std::uint8_t* src = p.kv;
@@ -77,9 +82,11 @@ PMQA_DEV void issue_chunk(const LogitsParams& p, std::int64_t b, const PageWindo
       const KeySlot slot = key_slot(p, jk);
       const std::int64_t page = page_of<Hooks>(p, b, window, slot.logical);
       src = p.kv + Hooks::block_offset(page, p.block_stride) +
-            Hooks::template value_offset<kMmaD>(p.shuffle != 0, slot.token, seg * 16);
+            Hooks::template value_offset<kMmaD>(p.shuffle != 0, slot.token, seg * seg_bytes);
     }
-    async_copy<16>(stage_keys + key * kMmaRowBytes + seg * 16, src, exists);
+    std::uint8_t* dst = stage_keys + key * kMmaRowBytes + seg * seg_bytes;
+    if (wide) async_copy<16>(dst, src, exists);
+    else async_copy<4>(dst, src, exists);
   }
   for (int key = tid; key < kMmaKeys; key += kThreads) {
     const std::int64_t jk = j + key;

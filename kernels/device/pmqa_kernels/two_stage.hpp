@@ -21,8 +21,8 @@ __global__ void __launch_bounds__(kFlatThreads) fill_minus_infinity_kernel(float
 // Same geometry and key loading as the fused kernel; each thread writes its heads' values.
 template <class Hooks, int kD, bool kFnuz>
 __global__ void __launch_bounds__(kFusedThreads) stage1_kernel(LogitsParams p) {
-  __shared__ float qs[kHeadChunk][kD + 4];
-  __shared__ float ws[kHeadChunk];
+  PMQA_SHARED(float, qs, [kHeadChunk][kD + 4]);
+  PMQA_SHARED(float, ws, [kHeadChunk]);
 
   const unsigned tid = threadIdx.x;
   const int group = static_cast<int>(tid % kHeadGroups);

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <typeinfo>
+#include <unordered_map>
 #include <vector>
 
 #include "pmqa/kernels/host/runtime.hpp"
@@ -229,7 +230,21 @@ class Worker {
         order_(std::make_unique<std::uint16_t[]>(kMaxBlockThreads)) {}
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
-  ~Worker() { retire_fibers(); }
+  ~Worker() {
+    retire_fibers();
+    for (auto& [tag, buf] : shared_) ::operator delete(buf.data, std::align_val_t{std::max<std::size_t>(buf.align, 64)});
+  }
+
+  // PMQA_SHARED storage: one buffer per declaration (tag), kept for later blocks and launches on
+  // this OS thread. Blocks of one worker run in turn, so this is exactly per-block memory.
+  void* shared(const void* tag, std::size_t bytes, std::size_t align) {
+    auto it = shared_.find(tag);
+    if (it == shared_.end()) {
+      void* p = ::operator new(bytes, std::align_val_t{std::max<std::size_t>(align, 64)});
+      it = shared_.emplace(tag, SharedBuffer{p, align}).first;
+    }
+    return it->second.data;
+  }
 
   // Takes blocks of L until none is left or the launch failed; errors go to L.fail.
   void run(Launch& L) noexcept {
@@ -261,6 +276,12 @@ class Worker {
                                                      ShflType type, const std::source_location& where);
 
  private:
+  struct SharedBuffer {
+    void* data;
+    std::size_t align;
+  };
+  std::unordered_map<const void*, SharedBuffer> shared_;
+
   struct Slot {
     boost::context::fiber fiber;
     ThreadCtx ctx;
@@ -906,6 +927,11 @@ void outside_kernel(const char* what) {
 }
 
 void trap(const std::source_location& where) { throw HostRuntimeError("__trap() called at " + site(where)); }
+
+void* block_shared(const void* tag, std::size_t bytes, std::size_t align) {
+  const ThreadCtx& c = current_thread("PMQA_SHARED");
+  return static_cast<Worker*>(c.worker)->shared(tag, bytes, align);
+}
 
 void launch_erased(const LaunchConfig& cfg, ErasedKernel kernel, Invoker invoker, void* params) {
   Launch L;

@@ -35,6 +35,9 @@ struct ArchInfo {
   MatrixKind fp8_matrix = MatrixKind::none;
   std::string fp8_matrix_example;     // one instruction, for readers ("" when none)
   std::optional<std::string> fused_kernel_library;  // "AITER" / "DeepGEMM": the library ships a fused kernel here
+  // pmqa's own kernel serving the fused path here: "fused-mma" (NVIDIA fp8 mma.sync), "fused-mfma"
+  // (AMD fp8 MFMA in the arch's format), "fused-scalar" (portable); none without fp8.
+  std::optional<std::string> pmqa_fused_kernel;
   std::vector<std::string> products;  // "MI300X", "H200", ...
   std::string note;
 

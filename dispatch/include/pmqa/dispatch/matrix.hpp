@@ -38,6 +38,7 @@ struct MatrixRow {
   std::optional<Fp8Format> fp8;    // set when path is runnable
   std::optional<KvLayout> layout;  // set when path is runnable
   std::string reason_contains;     // optional: the decision's reason must contain this text
+  std::string kernel;              // optional, fused rows: pmqa's kernel the decision must name
   std::string note;
 
   // "gfx950 (MI350X/MI355X), AITER present, block_size 64, next_n 1" (heads only when not 64).

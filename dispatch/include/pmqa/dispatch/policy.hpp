@@ -67,6 +67,9 @@ struct Decision {
   std::optional<KvLayout> layout;  // set when runnable: the KV value layout the path reads
   std::string reason;              // never empty
   std::uint64_t trace_id = 0;      // the trace entry Policy::select recorded (0: not recorded)
+  // For the fused path: pmqa's kernel serving it on this arch (the arch table's pmqa_fused_kernel,
+  // "fused-mfma" on gfx942/gfx950, ...); empty otherwise. Filled in by Policy::select.
+  std::string kernel;
 
   bool runnable() const noexcept { return path != Path::unsupported; }
   std::string summary() const;  // "fused, e4m3fn, SHUFFLE" / "unsupported"
@@ -86,6 +89,8 @@ class Policy {
  public:
   virtual ~Policy() = default;
   virtual std::string name() const = 0;
+  // The arch table this policy decides from (the built-in one unless a policy says otherwise).
+  virtual const ArchTable& table() const { return ArchTable::builtin(); }
 
   // The decision for `arch` in `ctx`, recorded in the process trace (its id in Decision::trace_id).
   // Throws ContextError for an invalid context, and whatever the policy throws (the default policy:
@@ -120,7 +125,7 @@ class DefaultPolicy final : public Policy {
                          std::string name = "default");
   std::string name() const override { return name_; }
   const DefaultPolicyOptions& options() const noexcept { return options_; }
-  const ArchTable& table() const noexcept { return *table_; }
+  const ArchTable& table() const noexcept override { return *table_; }
 
  protected:
   Decision decide(const Arch& arch, const Context& ctx) const override;

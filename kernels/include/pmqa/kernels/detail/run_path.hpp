@@ -63,10 +63,8 @@ inline std::string matrix_unfit(const Case& c, const std::string& kernel, bool b
   if (c.head_dim != kdev::kMmaD) return kernel + " takes head_dim 128 (got " + std::to_string(c.head_dim) + ")";
   if (c.heads != 32 && c.heads != 64 && c.heads != 128)
     return kernel + " takes heads 32, 64 or 128 (got " + std::to_string(c.heads) + ")";
-  if ((c.next_n * c.heads) % 64 != 0)
-    return kernel + " takes next_n*heads in multiples of 64 (got " + std::to_string(c.next_n * c.heads) + ")";
-  if (c.block_stride % 16 != 0)
-    return kernel + " copies 16-byte segments: block_stride must be a multiple of 16 (got " + std::to_string(c.block_stride) + ")";
+  if (c.block_stride % 4 != 0)
+    return kernel + " copies 4- or 16-byte segments: block_stride must be a multiple of 4 (got " + std::to_string(c.block_stride) + ")";
   return "";
 }
 inline constexpr const char* kNeedsMma = "fp8 mma.sync (NVIDIA sm_89+, or the host executor at wave 32)";
@@ -155,20 +153,35 @@ class PreparedRun {
                           static_cast<unsigned>(c.batch));
       const bool fnuz = c.fp8 == Fp8Format::e4m3fnuz;
       const bool nv = variant_ == FusedVariant::mma;
-      // Up to 128 query rows per launch: groups of next_n values, the last one possibly 64 rows.
-      const std::int64_t group = 128 / c.heads;
-      for (std::int64_t n0 = 0; n0 < c.next_n; n0 += group) {
+      // 128, 64 or 32 query rows per launch (whole next_n values): the rows go in the largest
+      // pieces that fit; H in {32, 64, 128} makes every N*H a sum of them.
+      for (std::int64_t n0 = 0; n0 < c.next_n;) {
+        const std::int64_t left = (c.next_n - n0) * c.heads;
+        const std::int64_t piece = left >= 128 ? 128 : left >= 64 ? 64 : 32;
         kdev::LogitsParams q = p_;
         q.mma_n_begin = n0;
-        q.mma_n_count = std::min(group, c.next_n - n0);
-        const bool two = q.mma_n_count * c.heads == 128;
+        q.mma_n_count = piece / c.heads;
+        n0 += q.mma_n_count;
         auto go = [&](const char* name, auto fn, int threads) { be_.launch(name, fn, mma_grid, dim3(threads), q); };
+        auto pick = [&](auto launcher, auto k32, auto k64, auto k128) {
+          if (piece == 128) launcher(k128);
+          else if (piece == 64) launcher(k64);
+          else launcher(k32);
+        };
         auto mma = [&](auto fn) { go("fused_mma_kernel", fn, kdev::kMmaThreads); };
         auto mfma = [&](auto fn) { go("fused_mfma_kernel", fn, kdev::kMfmaThreads); };
-        if (nv && fnuz) two ? mma(kdev::fused_mma_kernel<Hooks, true, 2>) : mma(kdev::fused_mma_kernel<Hooks, true, 1>);
-        if (nv && !fnuz) two ? mma(kdev::fused_mma_kernel<Hooks, false, 2>) : mma(kdev::fused_mma_kernel<Hooks, false, 1>);
-        if (!nv && fnuz) two ? mfma(kdev::fused_mfma_kernel<Hooks, true, 2>) : mfma(kdev::fused_mfma_kernel<Hooks, true, 1>);
-        if (!nv && !fnuz) two ? mfma(kdev::fused_mfma_kernel<Hooks, false, 2>) : mfma(kdev::fused_mfma_kernel<Hooks, false, 1>);
+        if (nv && fnuz)
+          pick(mma, kdev::fused_mma_kernel<Hooks, true, 32>, kdev::fused_mma_kernel<Hooks, true, 64>,
+               kdev::fused_mma_kernel<Hooks, true, 128>);
+        if (nv && !fnuz)
+          pick(mma, kdev::fused_mma_kernel<Hooks, false, 32>, kdev::fused_mma_kernel<Hooks, false, 64>,
+               kdev::fused_mma_kernel<Hooks, false, 128>);
+        if (!nv && fnuz)
+          pick(mfma, kdev::fused_mfma_kernel<Hooks, true, 32>, kdev::fused_mfma_kernel<Hooks, true, 64>,
+               kdev::fused_mfma_kernel<Hooks, true, 128>);
+        if (!nv && !fnuz)
+          pick(mfma, kdev::fused_mfma_kernel<Hooks, false, 32>, kdev::fused_mfma_kernel<Hooks, false, 64>,
+               kdev::fused_mfma_kernel<Hooks, false, 128>);
       }
       return;
     }

@@ -56,6 +56,18 @@
 #define __launch_bounds__(...)
 #define __shared__ static thread_local
 
+// PMQA_SHARED(type, name, [dims]): per-block shared memory without thread_local. __shared__ above
+// is static thread_local, which puts every array of every kernel instantiation into the static TLS
+// block of *every* thread of the process (the user's own std::threads included): with the
+// matrix-unit kernels' ~50 KB of shared arrays times their instantiations that passed 8 MB and
+// overflowed 8 MB thread stacks. PMQA_SHARED asks the worker running the block for a buffer
+// instead (one per declaration, kept for later blocks; contents at block start unspecified, as on
+// a GPU). pmqa's kernels use it (pmqa_kernels/hip_compat.hpp maps it to __shared__ on GPUs).
+#define PMQA_SHARED(type, name, dims)                                                              \
+  static const char name##_pmqa_shared_tag = 0;                                                   \
+  type(&name) dims = *static_cast<type(*) dims>(                                                  \
+      ::pmqa::host::detail::block_shared(&name##_pmqa_shared_tag, sizeof(type dims), alignof(type)))
+
 using dim3 = ::pmqa::host::Dim3;
 
 #define threadIdx (::pmqa::host::detail::current_thread("threadIdx").thread_idx)

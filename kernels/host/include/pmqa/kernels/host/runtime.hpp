@@ -132,6 +132,8 @@ enum class ShflType : std::uint8_t { i32, u32, i64, u64, f32, f64 };
 std::uint64_t warp_shuffle(std::uint64_t bits, ShflKind kind, long long arg, int width, ShflType type,
                            const std::source_location& where);
 void block_barrier(const std::source_location& where);
+// Per-block storage for one PMQA_SHARED declaration (tag: the address of a static unique to it).
+void* block_shared(const void* tag, std::size_t bytes, std::size_t align);
 [[noreturn]] void trap(const std::source_location& where);
 
 using ErasedKernel = void (*)();
