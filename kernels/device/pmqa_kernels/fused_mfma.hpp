@@ -49,56 +49,17 @@ __global__ void __launch_bounds__(kMfmaThreads) fused_mfma_kernel(LogitsParams p
   PMQA_SHARED(float, w_storage, [kRows]);
   PMQA_SHARED(std::int32_t, page_storage, [kMmaPagesPerCta]);
 
+  const KeyRangeStorage<kRows> st{key_storage, scale_storage, q_storage, w_storage, page_storage};
+  const KeyRange range = begin_key_range<Hooks, kMfmaThreads>(p, st);
+  if (range.chunks == 0) return;  // uniform per CTA
   const int tid = static_cast<int>(threadIdx.x);
   const int wave = tid / AmdMfma::kWarp, lane = tid % AmdMfma::kWarp;
-  const std::int64_t b = blockIdx.y;
-  const std::int64_t j_begin = static_cast<std::int64_t>(blockIdx.x) * kMmaKeysPerCta;
-  const std::int64_t j_end = j_begin + kMmaKeysPerCta < p.max_model_len ? j_begin + kMmaKeysPerCta : p.max_model_len;
-  const std::int64_t n_begin = p.mma_n_begin, n_count = p.mma_n_count;
-  const std::int64_t seq_keys = longest_row<Hooks>(p, b, n_begin, n_begin + n_count);  // bounds the keys read
+  const std::int64_t b = range.b, j_begin = range.j_begin, j_end = range.j_end, n_begin = range.n_begin;
+  const std::uint8_t* const qs = q_storage[0].b;
+  const int tiles_per_n = static_cast<int>(p.heads) / AmdMfma::kN;
 
-  // Chunks of 64 keys holding at least one existing key; the rest of the range is -inf only.
-  const std::int64_t live_end = seq_keys < j_end ? seq_keys : j_end;
-  const int chunks = live_end > j_begin ? static_cast<int>((live_end - j_begin + kMmaKeys - 1) / kMmaKeys) : 0;
-  for (std::int64_t i = tid; i < n_count * kMmaKeysPerCta; i += kMfmaThreads) {
-    const std::int64_t n = n_begin + i / kMmaKeysPerCta;
-    const std::int64_t j = j_begin + static_cast<std::int64_t>(chunks) * kMmaKeys + i % kMmaKeysPerCta;
-    if (j < j_end) p.out[Hooks::out_offset(b * p.next_n + n, p.out_row_stride, j)] = minus_infinity();
-  }
-  if (chunks == 0) return;  // uniform per CTA
-
-  PageWindow window{nullptr, key_slot(p, j_begin).logical};
-  const std::int64_t window_pages = key_slot(p, live_end - 1).logical - window.first_logical + 1;
-  if (window_pages <= kMmaPagesPerCta) {
-    for (std::int64_t i = tid; i < window_pages; i += kMfmaThreads)
-      page_storage[i] = p.block_table[b * p.max_blocks_per_seq + window.first_logical + i];
-    window.pages = page_storage;
-    Hooks::barrier();
-  }
-  for (int c = 0; c < kMmaStages - 1; ++c) {
-    if (c < chunks)
-      issue_chunk<Hooks, kMfmaThreads>(p, b, window, j_begin + c * kMmaKeys, seq_keys, key_storage[c][0].b, scale_storage[c]);
-    async_commit();
-  }
-  std::uint8_t* const qs = q_storage[0].b;
-  const int heads = static_cast<int>(p.heads);  // 32-bit: a 64-bit division is ~100 instructions
-  for (int i = tid; i < kRows * (kMmaD / 4); i += kMfmaThreads) {
-    const int m = i / (kMmaD / 4), d = 4 * (i % (kMmaD / 4));
-    const std::int64_t n = n_begin + m / heads, h = m % heads;
-    *reinterpret_cast<std::uint32_t*>(qs + m * kMmaRowBytes + d) = load_u32(p.q + Hooks::q_offset(p, b, n, h, d));
-  }
-  for (int m = tid; m < kRows; m += kMfmaThreads)
-    w_storage[m] = p.weights[(b * p.next_n + n_begin + m / heads) * p.heads + m % heads];
-  const int tiles_per_n = heads / AmdMfma::kN;
-
-  for (int c = 0; c < chunks; ++c) {
-    const int ahead = c + kMmaStages - 1;
-    if (ahead < chunks)
-      issue_chunk<Hooks, kMfmaThreads>(p, b, window, j_begin + ahead * kMmaKeys, seq_keys,
-                                       key_storage[ahead % kMmaStages][0].b, scale_storage[ahead % kMmaStages]);
-    async_commit();
-    async_wait<kMmaStages - 1>();
-    Hooks::barrier();
+  for (int c = 0; c < range.chunks; ++c) {
+    await_chunk<Hooks, kMfmaThreads>(p, range, st, c);
 
     // This wave's 16 keys: A operands for the 4 k-steps (8 bytes each), and the scales of the
     // lane's 4 result keys.

@@ -101,4 +101,85 @@ PMQA_DEV void issue_chunk(const LogitsParams& p, std::int64_t b, const PageWindo
   }
 }
 
+// The shared memory of one CTA of a matrix-unit variant, declared by the kernel (PMQA_SHARED)
+// and handed to the helpers below.
+template <int kRows>
+struct KeyRangeStorage {
+  Bytes16 (&keys)[kMmaStages][kMmaKeys * kMmaRowBytes / 16];
+  float (&scales)[kMmaStages][kMmaKeys];
+  Bytes16 (&q)[kRows * kMmaRowBytes / 16];  // the launch's q rows as given, 144-byte rows
+  float (&w)[kRows];
+  std::int32_t (&pages)[kMmaPagesPerCta];
+};
+
+// A CTA's range of keys and the rows it scores.
+struct KeyRange {
+  std::int64_t b = 0, j_begin = 0, j_end = 0, n_begin = 0, n_count = 0;
+  std::int64_t seq_keys = 0;  // the longest of the launch's rows: keys at or past it do not exist
+  int chunks = 0;             // chunks of 64 keys holding at least one existing key
+  PageWindow window{nullptr, 0};
+};
+
+// Everything before the chunk loop: the range's -inf tail written, the page numbers read, the
+// first kMmaStages-1 chunks' copies issued, q and the weights staged. chunks == 0: nothing more to
+// do (uniform per CTA, the caller returns).
+template <class Hooks, int kThreads, int kRows>
+PMQA_DEV KeyRange begin_key_range(const LogitsParams& p, const KeyRangeStorage<kRows>& st) {
+  const int tid = static_cast<int>(threadIdx.x);
+  KeyRange r;
+  r.b = blockIdx.y;
+  r.j_begin = static_cast<std::int64_t>(blockIdx.x) * kMmaKeysPerCta;
+  r.j_end = r.j_begin + kMmaKeysPerCta < p.max_model_len ? r.j_begin + kMmaKeysPerCta : p.max_model_len;
+  r.n_begin = p.mma_n_begin;
+  r.n_count = p.mma_n_count;
+  r.seq_keys = longest_row<Hooks>(p, r.b, r.n_begin, r.n_begin + r.n_count);
+  const std::int64_t live_end = r.seq_keys < r.j_end ? r.seq_keys : r.j_end;
+  r.chunks = live_end > r.j_begin ? static_cast<int>((live_end - r.j_begin + kMmaKeys - 1) / kMmaKeys) : 0;
+  for (std::int64_t i = tid; i < r.n_count * kMmaKeysPerCta; i += kThreads) {
+    const std::int64_t n = r.n_begin + i / kMmaKeysPerCta;
+    const std::int64_t j = r.j_begin + static_cast<std::int64_t>(r.chunks) * kMmaKeys + i % kMmaKeysPerCta;
+    if (j < r.j_end) p.out[Hooks::out_offset(r.b * p.next_n + n, p.out_row_stride, j)] = minus_infinity();
+  }
+  if (r.chunks == 0) return r;
+
+  r.window.first_logical = key_slot(p, r.j_begin).logical;
+  const std::int64_t window_pages = key_slot(p, live_end - 1).logical - r.window.first_logical + 1;
+  if (window_pages <= kMmaPagesPerCta) {
+    for (std::int64_t i = tid; i < window_pages; i += kThreads)
+      st.pages[i] = p.block_table[r.b * p.max_blocks_per_seq + r.window.first_logical + i];
+    r.window.pages = st.pages;
+    Hooks::barrier();
+  }
+  // Start fetching the first chunks, then stage q and the weights while they fly.
+  for (int c = 0; c < kMmaStages - 1; ++c) {
+    if (c < r.chunks)
+      issue_chunk<Hooks, kThreads>(p, r.b, r.window, r.j_begin + c * kMmaKeys, r.seq_keys, st.keys[c][0].b, st.scales[c]);
+    async_commit();
+  }
+  std::uint8_t* const qs = st.q[0].b;
+  const int heads = static_cast<int>(p.heads);  // 32-bit: a 64-bit division is ~100 instructions
+  for (int i = tid; i < kRows * (kMmaD / 4); i += kThreads) {
+    const int m = i / (kMmaD / 4), d = 4 * (i % (kMmaD / 4));
+    const std::int64_t n = r.n_begin + m / heads, h = m % heads;
+    // D = 128: the 4 bytes at d are 4-byte aligned.
+    *reinterpret_cast<std::uint32_t*>(qs + m * kMmaRowBytes + d) = load_u32(p.q + Hooks::q_offset(p, r.b, n, h, d));
+  }
+  for (int m = tid; m < kRows; m += kThreads)
+    st.w[m] = p.weights[(r.b * p.next_n + r.n_begin + m / heads) * p.heads + m % heads];
+  return r;
+}
+
+// The top of chunk c: refill the stage chunk c-1 used (every thread passed the barrier after
+// computing on it), then wait until chunk c has landed for every thread.
+template <class Hooks, int kThreads, int kRows>
+PMQA_DEV void await_chunk(const LogitsParams& p, const KeyRange& r, const KeyRangeStorage<kRows>& st, int c) {
+  const int ahead = c + kMmaStages - 1;
+  if (ahead < r.chunks)
+    issue_chunk<Hooks, kThreads>(p, r.b, r.window, r.j_begin + ahead * kMmaKeys, r.seq_keys,
+                                 st.keys[ahead % kMmaStages][0].b, st.scales[ahead % kMmaStages]);
+  async_commit();
+  async_wait<kMmaStages - 1>();  // this thread's part ...
+  Hooks::barrier();               // ... and every thread's (q, the weights and the pages too, first pass)
+}
+
 PMQA_KDEV_END
