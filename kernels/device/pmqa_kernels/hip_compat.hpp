@@ -20,6 +20,19 @@
 #define PMQA_SHARED(type, name, dims) __shared__ type name dims
 #endif
 
+// One shared-memory object larger than the 48 KB a GPU allows statically: dynamic shared memory on
+// GPUs (the launch passes sizeof(type) and raises the kernel's limit), a per-worker buffer on the
+// host. One per kernel. PMQA_SHARED_OBJECT(Ring, ring); then ring.member[...].
+#if defined(PMQA_DEVICE_BUILD)
+#define PMQA_SHARED_OBJECT(type, name)                    \
+  extern __shared__ uint4 pmqa_dynamic_shared[];          \
+  type& name = *reinterpret_cast<type*>(pmqa_dynamic_shared)
+#else
+#define PMQA_SHARED_OBJECT(type, name)  \
+  PMQA_SHARED(type, name##_object, [1]); \
+  type& name = name##_object[0]
+#endif
+
 // Unroll hints for the device compilers; g++ (host executor) decides for itself.
 #if defined(PMQA_DEVICE_BUILD)
 #define PMQA_UNROLL _Pragma("unroll")
@@ -44,6 +57,16 @@ PMQA_DEV float bits_to_float(std::uint32_t u) {
   return __uint_as_float(u);
 #else
   return std::bit_cast<float>(u);
+#endif
+}
+
+// A barrier of the calling warp that also orders its lanes' shared-memory accesses (fused-mma's
+// per-warp pipelines need nothing wider). AMD waves run in lockstep: a compiler barrier is enough.
+PMQA_DEV void warp_sync() {
+#if defined(__CUDACC__) || !defined(PMQA_DEVICE_BUILD)
+  __syncwarp();  // NVIDIA, or the host runtime's warp barrier
+#elif defined(__HIP_DEVICE_COMPILE__)
+  __builtin_amdgcn_wave_barrier();
 #endif
 }
 

@@ -46,6 +46,8 @@ struct Faithful {
   // The value a lane contributes to the head reduction (a hook for "garbage in one lane").
   static PMQA_DEV float lane_partial(float acc, unsigned /*thread*/) { return acc; }
   static PMQA_DEV void barrier() { __syncthreads(); }
+  // fused-mma's per-warp pipelines order a warp's copies and reads with this alone.
+  static PMQA_DEV void warp_barrier() { warp_sync(); }
 
   // Timing ablations (bench only): leave a stage of fused-mma out to see what it costs. The
   // output is then wrong by design; production and mutants keep all three false.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "pmqa_kernels/async_copy.hpp"
+#include "pmqa_kernels/bytes.hpp"
 #include "pmqa_kernels/hooks.hpp"
 
 PMQA_KDEV_BEGIN
@@ -17,32 +18,6 @@ inline constexpr int kMmaChunksPerCta = 8;                     // a CTA streams 
 inline constexpr int kMmaKeysPerCta = kMmaKeys * kMmaChunksPerCta;
 inline constexpr int kMmaStages = 3;                           // ... with 2 chunks in flight while it computes on one
 inline constexpr int kMmaPagesPerCta = 64;                     // page numbers a CTA keeps in shared memory
-
-// Shared memory in 16-byte aligned units (alignas on a __shared__ declaration is not portable).
-struct alignas(16) Bytes16 {
-  std::uint8_t b[16];
-};
-
-// Aligned 4- and 8-byte loads (any alignment on the host, where memcpy is the portable form).
-PMQA_DEV std::uint32_t load_u32(const std::uint8_t* p) {
-#if defined(PMQA_DEVICE_BUILD)
-  return *reinterpret_cast<const std::uint32_t*>(p);
-#else
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-#endif
-}
-
-PMQA_DEV std::uint64_t load_u64(const std::uint8_t* p) {
-#if defined(PMQA_DEVICE_BUILD)
-  return *reinterpret_cast<const std::uint64_t*>(p);
-#else
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-#endif
-}
 
 // Physical pages of the logical blocks a CTA's key range spans, read once into shared memory: a
 // table lookup inside the copy loop put one dependent global load (~1 us under load) in front of

@@ -68,47 +68,4 @@ struct NvMma {
   }
 };
 
-// A fragment (16 rows x 32 bytes) and B fragments from shared memory. `tile` points at row 0,
-// byte 0 of the operand's 16 (A) or 8 (B) rows; rows are `stride` bytes apart (16-byte aligned).
-// On sm_75+ one ldmatrix.x4 moves four 8x16-byte matrices: for A they are (rows 0-7 | 8-15) x
-// (bytes 0-15 | 16-31), which is exactly a0..a3 above; for B (rows = n, bytes = k) two k-steps'
-// b0, b1. Elsewhere each lane reads its own words: the same registers.
-PMQA_DEV void load_a_fragment(std::uint32_t (&a)[4], const std::uint8_t* tile, int stride) {
-  const int lane = static_cast<int>(threadIdx.x) % NvMma::kWarp;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
-  const int mat = lane >> 3, row = lane & 7;
-  const std::uint8_t* addr = tile + (row + 8 * (mat & 1)) * stride + 16 * (mat >> 1);
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(addr));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-               : "r"(s));
-#else
-  for (int r = 0; r < 4; ++r) {
-    const std::uint8_t* w = tile + NvMma::a_row(lane, r) * stride + NvMma::a_col(lane, r);
-    a[r] = static_cast<std::uint32_t>(w[0]) | (static_cast<std::uint32_t>(w[1]) << 8) |
-           (static_cast<std::uint32_t>(w[2]) << 16) | (static_cast<std::uint32_t>(w[3]) << 24);
-  }
-#endif
-}
-
-// B fragments of two consecutive k-steps: b[0..1] for bytes 0-31 of the rows, b[2..3] for 32-63.
-PMQA_DEV void load_b_fragments_x2(std::uint32_t (&b)[4], const std::uint8_t* tile, int stride) {
-  const int lane = static_cast<int>(threadIdx.x) % NvMma::kWarp;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
-  const int mat = lane >> 3, row = lane & 7;
-  const std::uint8_t* addr = tile + row * stride + 16 * mat;
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(addr));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-               : "r"(s));
-#else
-  for (int r = 0; r < 4; ++r) {
-    // k-step r/2, register r%2: B[k][n] with n = lane/4 (the row), k = 4t + 16*(r%2) + 32*(r/2)
-    const std::uint8_t* w = tile + NvMma::b_col(lane) * stride + 32 * (r >> 1) + NvMma::b_row(lane, r & 1);
-    b[r] = static_cast<std::uint32_t>(w[0]) | (static_cast<std::uint32_t>(w[1]) << 8) |
-           (static_cast<std::uint32_t>(w[2]) << 16) | (static_cast<std::uint32_t>(w[3]) << 24);
-  }
-#endif
-}
-
 PMQA_KDEV_END

@@ -284,6 +284,19 @@ __global__ void neighbour_kernel(int* out) {
   out[blockIdx.x * n + t] = tile[(t + 1) % n];
 }
 
+// The same within a warp, fenced by __syncwarp alone (fused-mma's per-warp pipelines rely on it).
+template <bool kBarrier>
+__global__ void warp_neighbour_kernel(int* out) {
+  __shared__ int tile[1024];
+  const unsigned t = threadIdx.x;
+  const unsigned w = static_cast<unsigned>(warpSize);
+  tile[t] = -1;
+  __syncthreads();
+  tile[t] = static_cast<int>(t);
+  if constexpr (kBarrier) __syncwarp();
+  out[blockIdx.x * blockDim.x + t] = tile[t - t % w + (t + 1) % w];
+}
+
 // Block b reads what block b - 1 wrote, with nothing ordering the blocks: a dependency between
 // blocks, right only if they run in order.
 __global__ void chain_kernel(int* cells) {
@@ -621,6 +634,26 @@ TEST_P(HostRuntimeSeeds, MissingBarrierShowsAsDifferencesBetweenSeeds) {
   ASSERT_EQ(fenced.size(), 1U) << "the barrier version depends on the schedule";
   const std::vector<int>& r = *fenced.begin();
   for (unsigned i = 0; i < grid * n; ++i) ASSERT_EQ(r[i], static_cast<int>((i % n + 1) % n));
+}
+
+TEST_P(HostRuntimeSeeds, MissingSyncwarpShowsAsDifferencesBetweenSeeds) {
+  const unsigned grid = 2;
+  const unsigned n = 128;
+  const int w = std::get<0>(GetParam());
+  const std::vector<int> zeros(grid * n, 0);
+  std::set<std::vector<int>> racy;
+  std::set<std::vector<int>> fenced;
+  for (std::uint64_t seed = 0; seed < 8; ++seed) {
+    racy.insert(run(grid, n, seed, warp_neighbour_kernel<false>, zeros));
+    fenced.insert(run(grid, n, seed, warp_neighbour_kernel<true>, zeros));
+  }
+  EXPECT_GE(racy.size(), 4U) << "the race did not show";
+  ASSERT_EQ(fenced.size(), 1U) << "the __syncwarp version depends on the schedule";
+  const std::vector<int>& r = *fenced.begin();
+  for (unsigned i = 0; i < grid * n; ++i) {
+    const int t = static_cast<int>(i % n);
+    ASSERT_EQ(r[i], t - t % w + (t + 1) % w) << "thread " << t;
+  }
 }
 
 TEST_P(HostRuntimeSeeds, DependencyBetweenBlocksShowsAsDifferencesBetweenSeeds) {

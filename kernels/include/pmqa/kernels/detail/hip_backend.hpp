@@ -5,6 +5,7 @@
 #include <hip/hip_runtime.h>
 
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -45,9 +46,26 @@ class HipBackend {
   // Grid-stride kernels: enough blocks to fill every multiprocessor, read from the device.
   std::int64_t resident_blocks() const noexcept { return 8 * static_cast<std::int64_t>(multiprocessors_); }
 
+  // Persistent kernels: `per_multiprocessor` blocks on every multiprocessor, one wave.
+  std::int64_t persistent_blocks(int per_multiprocessor) const noexcept {
+    return static_cast<std::int64_t>(per_multiprocessor) * multiprocessors_;
+  }
+
   template <class... P, class... A>
   void launch(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, A&&... args) {
-    hipLaunchKernelGGL(kernel, grid, block, 0, 0, std::forward<A>(args)...);
+    launch_shared(name, kernel, grid, block, 0, std::forward<A>(args)...);
+  }
+
+  // A launch with `shared_bytes` of dynamic shared memory (PMQA_SHARED_OBJECT); past the 48 KB
+  // default the kernel's limit is raised once, before its first launch, so timed launches do not
+  // pay for it.
+  template <class... P, class... A>
+  void launch_shared(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, std::size_t shared_bytes, A&&... args) {
+    if (shared_bytes > 48 * 1024 && raised_.insert(reinterpret_cast<const void*>(kernel)).second) {
+      PMQA_HIP_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(kernel), hipFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(shared_bytes)));
+    }
+    hipLaunchKernelGGL(kernel, grid, block, static_cast<unsigned>(shared_bytes), 0, std::forward<A>(args)...);
     const hipError_t status = hipGetLastError();
     if (status != hipSuccess)
       throw KernelError(std::string("launch of ") + name + " (grid " + std::to_string(grid.x) + "x" + std::to_string(grid.y) +
@@ -59,6 +77,7 @@ class HipBackend {
   int multiprocessors_;
   bool fp8_mma_;
   std::optional<Fp8Format> mfma_format_;
+  std::set<const void*> raised_;  // kernels whose dynamic shared memory limit was raised
 };
 
 }  // namespace pmqa::kernels::detail

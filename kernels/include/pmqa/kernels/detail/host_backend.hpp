@@ -37,6 +37,17 @@ class HostBackend {
     return options_.warp_size == 32 ? FusedVariant::mma : FusedVariant::scalar;
   }
 
+  // Persistent kernels: a few blocks per OS thread (several, so work splits between blocks run).
+  std::int64_t persistent_blocks(int per_multiprocessor) const noexcept {
+    return static_cast<std::int64_t>(per_multiprocessor) * threads_;
+  }
+  // The host gives PMQA_SHARED_OBJECT its own buffer: the size is not needed.
+  template <class... P, class... A>
+  void launch_shared(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, std::size_t /*shared_bytes*/,
+                     A&&... args) {
+    launch(name, kernel, grid, block, std::forward<A>(args)...);
+  }
+
   template <class... P, class... A>
   void launch(const char* name, void (*kernel)(P...), dim3 grid, dim3 block, A&&... args) {
     host::LaunchConfig cfg;

@@ -149,8 +149,11 @@ class PreparedRun {
     const std::int64_t tiles = (c.max_model_len + kdev::kKeysPerBlock - 1) / kdev::kKeysPerBlock;
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(c.batch));
     if (path_ == Path::fused && variant_ != FusedVariant::scalar) {
-      const dim3 mma_grid(static_cast<unsigned>((c.max_model_len + kdev::kMmaKeysPerCta - 1) / kdev::kMmaKeysPerCta),
-                          static_cast<unsigned>(c.batch));
+      // fused-mma: a persistent grid (its warps split the live chunks); fused-mfma: a block per
+      // range of 8 chunks of one sequence.
+      const dim3 mma_grid(static_cast<unsigned>(be_.persistent_blocks(kdev::kMmaCtasPerSm)));
+      const dim3 mfma_grid(static_cast<unsigned>((c.max_model_len + kdev::kMmaKeysPerCta - 1) / kdev::kMmaKeysPerCta),
+                           static_cast<unsigned>(c.batch));
       const bool fnuz = c.fp8 == Fp8Format::e4m3fnuz;
       const bool nv = variant_ == FusedVariant::mma;
       // 128, 64 or 32 query rows per launch (whole next_n values): the rows go in the largest
@@ -162,14 +165,15 @@ class PreparedRun {
         q.mma_n_begin = n0;
         q.mma_n_count = piece / c.heads;
         n0 += q.mma_n_count;
-        auto go = [&](const char* name, auto fn, int threads) { be_.launch(name, fn, mma_grid, dim3(threads), q); };
         auto pick = [&](auto launcher, auto k32, auto k64, auto k128) {
           if (piece == 128) launcher(k128);
           else if (piece == 64) launcher(k64);
           else launcher(k32);
         };
-        auto mma = [&](auto fn) { go("fused_mma_kernel", fn, kdev::kMmaThreads); };
-        auto mfma = [&](auto fn) { go("fused_mfma_kernel", fn, kdev::kMfmaThreads); };
+        auto mma = [&](auto fn) {
+          be_.launch_shared("fused_mma_kernel", fn, mma_grid, dim3(kdev::kMmaThreads), sizeof(kdev::MmaShared), q);
+        };
+        auto mfma = [&](auto fn) { be_.launch("fused_mfma_kernel", fn, mfma_grid, dim3(kdev::kMfmaThreads), q); };
         if (nv && fnuz)
           pick(mma, kdev::fused_mma_kernel<Hooks, true, 32>, kdev::fused_mma_kernel<Hooks, true, 64>,
                kdev::fused_mma_kernel<Hooks, true, 128>);

@@ -23,6 +23,8 @@
 //                type and width. In a partial warp (block size not a multiple of warpSize) a source
 //                lane that does not exist gives an unspecified value: the caller's own with
 //                schedule_seed 0, seeded garbage bits otherwise.
+//   __syncwarp()               warp barrier (full mask only): every existing lane of the warp must
+//                              reach the same call site; it orders the lanes' memory accesses.
 //   __threadfence_block(), __threadfence()
 //   atomicAdd(float*|int*|unsigned*, value)   correct across OS threads (std::atomic_ref, relaxed)
 //   __trap()                                  throws HostRuntimeError naming the thread
@@ -115,6 +117,13 @@ concept AtomicAddValue = std::same_as<T, float> || std::same_as<T, int> || std::
 inline void __syncthreads(std::source_location where = std::source_location::current()) {
   ::pmqa::host::detail::block_barrier(where);
 }
+// A warp collective like the shuffles (every lane waits for all), so it is a warp barrier; the
+// fibers of a warp share one OS thread, so that orders their memory accesses too.
+inline void __syncwarp(unsigned mask = 0xFFFFFFFFu, std::source_location where = std::source_location::current()) {
+  if (mask != 0xFFFFFFFFu) ::pmqa::host::detail::trap(where);  // partial-warp barriers are not supported
+  const int lane = static_cast<int>(::pmqa::host::detail::current_thread("__syncwarp").lane);
+  static_cast<void>(::pmqa::host::detail::shuffle(0, ::pmqa::host::detail::ShflKind::idx, lane, warpSize, where));
+}
 // All threads of a block share one OS thread: ordering the compiler's accesses is enough.
 inline void __threadfence_block() { std::atomic_signal_fence(std::memory_order_seq_cst); }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
@@ -202,7 +211,6 @@ T atomicAdd(T* address, U) {
                   "(supported list: pmqa/kernels/host/hip_host.hpp)");                                \
     return 0;                                                                                        \
   }
-PMQA_HOST_UNSUPPORTED(__syncwarp)
 PMQA_HOST_UNSUPPORTED(__syncthreads_count)
 PMQA_HOST_UNSUPPORTED(__syncthreads_and)
 PMQA_HOST_UNSUPPORTED(__syncthreads_or)

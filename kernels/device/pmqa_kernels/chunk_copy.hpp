@@ -1,0 +1,86 @@
+// One warp's copy of a chunk (64 keys x 128 bytes and their 64 scales) into a shared-memory stage,
+// asynchronously where the GPU can (cp.async), for fused-mma's per-warp pipelines.
+//
+// Stage layout: key r's 128 bytes in row r (128 bytes, no padding), its eight 16-byte segments
+// stored at segment s ^ (r & 1). fused-mma reads a row's segments 2t and 2t+1 in lane (g, t) for
+// rows g and g+8; the swizzle puts the 8 lanes of each 128-bit load phase (rows g and g+1) on 8
+// different 16-byte bank groups.
+#pragma once
+
+#include "pmqa_kernels/async_copy.hpp"
+#include "pmqa_kernels/bytes.hpp"
+#include "pmqa_kernels/chunk_work.hpp"
+
+PMQA_KDEV_BEGIN
+
+inline constexpr int kChunkRowBytes = 128;  // D = 128
+
+struct ChunkStage {
+  Bytes16 keys[kChunkKeys * kChunkRowBytes / 16];
+  float scales[kChunkKeys];
+};
+
+// Byte offset of key r's segment s (16 bytes) in a stage.
+PMQA_DEV int stage_segment(int r, int s) { return r * kChunkRowBytes + 16 * (s ^ (r & 1)); }
+
+// The physical block holding chunk k's first key (every chunk copied has one: it is live).
+template <class Hooks>
+PMQA_DEV std::int64_t first_page(const LogitsParams& p, const ChunkCursor& k) {
+  const KeySlot slot = key_slot(p, k.c * kChunkKeys);
+  return p.block_table[k.b * p.max_blocks_per_seq + slot.logical];
+}
+
+// Issues the copies of chunk k by the calling warp. `page` is first_page(k), read ahead by the
+// caller so its latency does not stall the copies. When block_size is a multiple of 64 the chunk
+// lies in that one block; otherwise every key looks up its own, and keys past the sequence's live
+// keys (their blocks may not exist) read as zero.
+template <class Hooks>
+PMQA_DEV void issue_chunk_copy(const LogitsParams& p, const ChunkCursor& k, std::int64_t page, ChunkStage& st) {
+  if constexpr (Hooks::kSkipKeyLoads) return;
+  const int lane = static_cast<int>(threadIdx.x) % kChunkWarp;
+  const std::int64_t j0 = k.c * kChunkKeys;
+  const bool shuffle = p.shuffle != 0;
+  std::uint8_t* const keys = st.keys[0].b;
+  if (p.block_size % kChunkKeys == 0 && p.block_stride % 16 == 0) {
+    const std::uint8_t* block = p.kv + Hooks::block_offset(page, p.block_stride);
+    const std::int64_t t0 = key_slot(p, j0).token;
+    PMQA_UNROLL
+    for (int m = 0; m < kChunkKeys * 8 / kChunkWarp; ++m) {
+      const int i = lane + kChunkWarp * m, r = i >> 3, s = i & 7;
+      async_copy<16>(keys + stage_segment(r, s), block + Hooks::template value_offset<kChunkRowBytes>(shuffle, t0 + r, 16 * s), true);
+    }
+    PMQA_UNROLL
+    for (int r = lane; r < kChunkKeys; r += kChunkWarp)
+      async_copy<4>(st.scales + r, block + Hooks::template scale_offset<kChunkRowBytes>(p.block_size, t0 + r), true);
+    return;
+  }
+  const bool wide = p.block_stride % 16 == 0;  // else 4-byte copies (the host API requires % 4)
+  for (int m = 0; m < kChunkKeys * 8 / kChunkWarp; ++m) {
+    const int i = lane + kChunkWarp * m, r = i >> 3, s = i & 7;
+    const bool exists = j0 + r < k.keys;
+    const std::uint8_t* src = p.kv;
+    if (exists) {
+      const KeySlot slot = key_slot(p, j0 + r);
+      const std::int64_t blk = p.block_table[k.b * p.max_blocks_per_seq + slot.logical];
+      src = p.kv + Hooks::block_offset(blk, p.block_stride) + Hooks::template value_offset<kChunkRowBytes>(shuffle, slot.token, 16 * s);
+    }
+    std::uint8_t* dst = keys + stage_segment(r, s);
+    if (wide) {
+      async_copy<16>(dst, src, exists);
+    } else {
+      for (int e = 0; e < 16; e += 4) async_copy<4>(dst + e, exists ? src + e : src, exists);
+    }
+  }
+  for (int r = lane; r < kChunkKeys; r += kChunkWarp) {
+    const bool exists = j0 + r < k.keys;
+    const std::uint8_t* src = p.kv;
+    if (exists) {
+      const KeySlot slot = key_slot(p, j0 + r);
+      const std::int64_t blk = p.block_table[k.b * p.max_blocks_per_seq + slot.logical];
+      src = p.kv + Hooks::block_offset(blk, p.block_stride) + Hooks::template scale_offset<kChunkRowBytes>(p.block_size, slot.token);
+    }
+    async_copy<4>(st.scales + r, src, exists);
+  }
+}
+
+PMQA_KDEV_END
