@@ -8,7 +8,7 @@
 
 #include "pmqa/reference/fp8.hpp"
 #include "pmqa/reference/kv_cache.hpp"
-#include "pmqa_kernels/fnuz_to_ocp.hpp"
+#include "pmqa_kernels/fp8_to_f16.hpp"
 #include "pmqa_kernels/fp8.hpp"
 #include "pmqa_kernels/kv_index.hpp"
 
@@ -34,23 +34,43 @@ void expect_codec_agrees() {
 TEST(KernelCodec, AgreesWithReferenceOnAllCodesFn) { expect_codec_agrees<false>(); }
 TEST(KernelCodec, AgreesWithReferenceOnAllCodesFnuz) { expect_codec_agrees<true>(); }
 
-// Tensor cores take OCP bytes: FNUZ enters as main + correction, both OCP, worth twice the FNUZ
-// value (the kernel applies 1/2 per operand). Exact for all 256 codes, NaN stays NaN.
-TEST(KernelCodec, FnuzToOcpIsExactOnAllCodes) {
+// fused-mma decodes fp8 to f16 for the tensor cores: exact for every code of both formats, in
+// either byte of either half of a word, -0 kept, NaN kept.
+template <bool kFnuz>
+void expect_f16_decode_exact() {
+  const Fp8Format f = kFnuz ? Fp8Format::e4m3fnuz : Fp8Format::e4m3fn;
   for (int i = 0; i < 256; ++i) {
-    const auto code = static_cast<std::uint8_t>(i);
-    const kdev::OcpPair pair = kdev::fnuz_to_ocp4(static_cast<std::uint32_t>(code) << 16);  // any byte lane
-    const auto main = static_cast<std::uint8_t>(pair.main >> 16), corr = static_cast<std::uint8_t>(pair.corr >> 16);
-    EXPECT_EQ(pair.main & 0xFF00FFFFu, 0u);
-    EXPECT_EQ(pair.corr & 0xFF00FFFFu, 0u);
-    const float want = decode_fp8(Fp8Format::e4m3fnuz, code);
-    const float got = decode_fp8(Fp8Format::e4m3fn, main) + decode_fp8(Fp8Format::e4m3fn, corr);
-    if (std::isnan(want)) {
-      EXPECT_TRUE(std::isnan(got)) << "code " << i;
-      continue;
+    const float want = decode_fp8(f, static_cast<std::uint8_t>(i));
+    const auto code = static_cast<std::uint32_t>(i);
+    const std::uint32_t pairs[4] = {kdev::fp8x2_to_f16x2<kFnuz, 0>(code), kdev::fp8x2_to_f16x2<kFnuz, 0>(code << 8),
+                                    kdev::fp8x2_to_f16x2<kFnuz, 1>(code << 16), kdev::fp8x2_to_f16x2<kFnuz, 1>(code << 24)};
+    const float got[4] = {kdev::f16_bits_to_float(pairs[0] & 0xFFFFu), kdev::f16_bits_to_float(pairs[1] >> 16),
+                          kdev::f16_bits_to_float(pairs[2] & 0xFFFFu), kdev::f16_bits_to_float(pairs[3] >> 16)};
+    for (int lane = 0; lane < 4; ++lane) {
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got[lane])) << to_string(f) << " code " << i << " byte " << lane;
+        continue;
+      }
+      EXPECT_EQ(std::bit_cast<std::uint32_t>(got[lane]), std::bit_cast<std::uint32_t>(want))
+          << to_string(f) << " code " << i << " byte " << lane << ": " << got[lane] << " != " << want;
     }
-    EXPECT_EQ(got, 2.0f * want) << "FNUZ code " << i << " -> OCP " << int(main) << " + " << int(corr);
   }
+}
+
+TEST(KernelCodec, Fp8ToF16IsExactOnAllCodesFn) { expect_f16_decode_exact<false>(); }
+TEST(KernelCodec, Fp8ToF16IsExactOnAllCodesFnuz) { expect_f16_decode_exact<true>(); }
+
+// The f16 decode the host's tensor-core emulation uses, on IEEE binary16 patterns from the standard.
+TEST(KernelCodec, F16BitsDecodeKnownPatterns) {
+  EXPECT_EQ(kdev::f16_bits_to_float(0x3C00u), 1.0f);
+  EXPECT_EQ(kdev::f16_bits_to_float(0xC000u), -2.0f);
+  EXPECT_EQ(kdev::f16_bits_to_float(0x7BFFu), 65504.0f);
+  EXPECT_EQ(kdev::f16_bits_to_float(0x0001u), 0x1p-24f);
+  EXPECT_EQ(kdev::f16_bits_to_float(0x0400u), 0x1p-14f);
+  EXPECT_EQ(kdev::f16_bits_to_float(0x3555u), 0x1.554p-2f);
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(kdev::f16_bits_to_float(0x8000u)), 0x80000000u);
+  EXPECT_TRUE(std::isinf(kdev::f16_bits_to_float(0x7C00u)));
+  EXPECT_TRUE(std::isnan(kdev::f16_bits_to_float(0x7E00u)));
 }
 
 template <int kD>

@@ -11,6 +11,8 @@
 #include "pmqa_kernels/bytes.hpp"
 #include "pmqa_kernels/chunk_work.hpp"
 
+#include <type_traits>
+
 PMQA_KDEV_BEGIN
 
 inline constexpr int kChunkRowBytes = 128;  // D = 128
@@ -44,11 +46,17 @@ PMQA_DEV void issue_chunk_copy(const LogitsParams& p, const ChunkCursor& k, std:
   if (p.block_size % kChunkKeys == 0 && p.block_stride % 16 == 0) {
     const std::uint8_t* block = p.kv + Hooks::block_offset(page, p.block_stride);
     const std::int64_t t0 = key_slot(p, j0).token;
-    PMQA_UNROLL
-    for (int m = 0; m < kChunkKeys * 8 / kChunkWarp; ++m) {
-      const int i = lane + kChunkWarp * m, r = i >> 3, s = i & 7;
-      async_copy<16>(keys + stage_segment(r, s), block + Hooks::template value_offset<kChunkRowBytes>(shuffle, t0 + r, 16 * s), true);
-    }
+    // The layout as a constant, so each lane's 16 addresses fold to a base and fixed steps.
+    auto copy = [&](auto layout) {
+      constexpr bool kShuffle = decltype(layout)::value;
+      PMQA_UNROLL
+      for (int m = 0; m < kChunkKeys * 8 / kChunkWarp; ++m) {
+        const int i = lane + kChunkWarp * m, r = i >> 3, s = i & 7;
+        async_copy<16>(keys + stage_segment(r, s), block + Hooks::template value_offset<kChunkRowBytes>(kShuffle, t0 + r, 16 * s), true);
+      }
+    };
+    if (shuffle) copy(std::true_type{});
+    else copy(std::false_type{});
     PMQA_UNROLL
     for (int r = lane; r < kChunkKeys; r += kChunkWarp)
       async_copy<4>(st.scales + r, block + Hooks::template scale_offset<kChunkRowBytes>(p.block_size, t0 + r), true);

@@ -151,7 +151,6 @@ class PreparedRun {
     if (path_ == Path::fused && variant_ != FusedVariant::scalar) {
       // fused-mma: a persistent grid (its warps split the live chunks); fused-mfma: a block per
       // range of 8 chunks of one sequence.
-      const dim3 mma_grid(static_cast<unsigned>(be_.persistent_blocks(kdev::kMmaCtasPerSm)));
       const dim3 mfma_grid(static_cast<unsigned>((c.max_model_len + kdev::kMmaKeysPerCta - 1) / kdev::kMmaKeysPerCta),
                            static_cast<unsigned>(c.batch));
       const bool fnuz = c.fp8 == Fp8Format::e4m3fnuz;
@@ -171,6 +170,7 @@ class PreparedRun {
           else launcher(k32);
         };
         auto mma = [&](auto fn) {
+          const dim3 mma_grid(static_cast<unsigned>(be_.persistent_blocks(kdev::kMmaCtasPerSm)));
           be_.launch_shared("fused_mma_kernel", fn, mma_grid, dim3(kdev::kMmaThreads), sizeof(kdev::MmaShared), q);
         };
         auto mfma = [&](auto fn) { be_.launch("fused_mfma_kernel", fn, mfma_grid, dim3(kdev::kMfmaThreads), q); };
