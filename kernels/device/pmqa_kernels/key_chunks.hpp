@@ -1,5 +1,5 @@
-// What the matrix-unit variants of the fused path (fused-mma on NVIDIA, fused-mfma on AMD) share:
-// a CTA walks a range of 8 chunks of 64 keys of one sequence, each chunk's key bytes and scales
+// fused-mfma's chunk pipeline (fused-mma used it up to v3; it now has chunk_work.hpp and
+// chunk_copy.hpp): a CTA walks a range of 8 chunks of 64 keys of one sequence, each chunk's key bytes and scales
 // copied into a shared-memory stage (asynchronously where the GPU can), the page numbers of the
 // range read once. D = 128; rows padded to 144 bytes so fragment loads of consecutive keys hit
 // different banks.
