@@ -16,7 +16,7 @@ const pd::Policy& unknown_arch_fallback_policy() {
       return pd::default_policy().select(arch, ctx);
     } catch (const pd::UnknownArchError&) {
       return pd::Decision{pd::Path::reference_fallback, Fp8Format::e4m3fn, KvLayout::normal,
-                          "unknown arch: falling back to the reference", 0};
+                          "unknown arch: falling back to the reference", 0, ""};
     }
   });
   return p;
