@@ -1,73 +1,12 @@
-// NVIDIA's fp8 tensor-core instruction mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 and its
-// register fragments (PTX ISA, "Matrix fragments for mma.m16n8k32" with 8-bit types), for a warp
-// of 32. On sm_89 and later it is the instruction; everywhere else (the host executor) a portable
-// emulation gathers the operands with warp shuffles and computes the same products exactly, so
-// the kernel's fragment indexing runs, and is checked, in CI.
-//
-//   lane = 4*g + t (g = lane/4 "groupID", t = lane%4)
-//   A 16x32 (row-major), 4 x u32, 4 bytes each: reg r, byte e -> A[g + 8*(r&1)][4t + e + 16*(r>>1)]
-//   B 32x8  (col-major), 2 x u32:               reg r, byte e -> B[4t + e + 16*r][g]
-//   C 16x8  f32, 4 values:                       i           -> C[g + 8*(i>>1)][2t + (i&1)]
+// NVIDIA's tensor-core instruction as fused-mma issues it, for a warp of 32. On sm_80 and later it
+// is the instruction; everywhere else (the host executor) a portable emulation gathers the
+// operands with warp shuffles and computes the same products exactly, so the kernel's fragment
+// indexing runs, and is checked, in CI.
 #pragma once
 
-#include "pmqa_kernels/fp8.hpp"
 #include "pmqa_kernels/fp8_to_f16.hpp"
 
 PMQA_KDEV_BEGIN
-
-struct NvMma {
-  static constexpr int kWarp = 32;
-  static constexpr int kM = 16, kN = 8, kK = 32;
-  static constexpr int kARegs = 4, kBRegs = 2, kCVals = 4;
-
-  // Where this lane's operand bytes and results sit in the tiles.
-  static PMQA_DEV int a_row(int lane, int reg) { return (lane >> 2) + 8 * (reg & 1); }
-  static PMQA_DEV int a_col(int lane, int reg) { return 4 * (lane & 3) + 16 * (reg >> 1); }  // + byte
-  static PMQA_DEV int b_row(int lane, int reg) { return 4 * (lane & 3) + 16 * reg; }         // + byte (k)
-  static PMQA_DEV int b_col(int lane) { return lane >> 2; }                                  // n
-  static PMQA_DEV int c_row(int lane, int i) { return (lane >> 2) + 8 * (i >> 1); }
-  static PMQA_DEV int c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
-
-  // c += A * B with OCP e4m3 operands.
-  static PMQA_DEV void mma(float (&c)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    asm volatile(
-        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-    emulate(c, a, b);
-#endif
-  }
-
-  // The same contraction from shuffled operands: every product of two fp8 values is exact in
-  // fp32; only the order of the k-sum differs from the hardware's (the tolerance model's business).
-  static PMQA_DEV void emulate(float (&c)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
-    const int lane = static_cast<int>(threadIdx.x) % kWarp;
-    const int g = lane >> 2, t = lane & 3;
-    // Rows g and g+8 of A live in lanes 4g..4g+3; columns 2t and 2t+1 of B in lanes 8t.. and 8t+4..
-    std::uint32_t arow[4][4], bcol[2][4][2];
-    for (int src = 0; src < 4; ++src)
-      for (int r = 0; r < 4; ++r) arow[src][r] = __shfl(a[r], 4 * g + src, kWarp);
-    for (int col = 0; col < 2; ++col)
-      for (int src = 0; src < 4; ++src)
-        for (int r = 0; r < 2; ++r) bcol[col][src][r] = __shfl(b[r], 4 * (2 * t + col) + src, kWarp);
-    for (int i = 0; i < 4; ++i) {
-      const int row_hi = i >> 1, col = i & 1;
-      float sum = c[i];
-      for (int k = 0; k < kK; ++k) {
-        // A[g + 8*row_hi][k]: lane 4g + (k%16)/4, reg row_hi + 2*(k/16), byte k%4
-        const std::uint32_t aw = arow[(k & 15) >> 2][row_hi + 2 * (k >> 4)];
-        // B[k][2t + col]: lane 4*(2t+col) + (k%16)/4, reg k/16, byte k%4
-        const std::uint32_t bw = bcol[col][(k & 15) >> 2][k >> 4];
-        const int shift = 8 * (k & 3);
-        sum += fp8_to_float<false>(static_cast<std::uint8_t>(aw >> shift)) *
-               fp8_to_float<false>(static_cast<std::uint8_t>(bw >> shift));
-      }
-      c[i] = sum;
-    }
-  }
-};
 
 // The f16 tensor-core instruction mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 (sm_80+), the
 // one fused-mma issues (fp8_to_f16.hpp says why). Fragments, with lane = 4g + t:
