@@ -228,6 +228,7 @@ struct Kernel {
   const char* name;
   Path path;
   pmqa::kernels::FusedVariant variant;
+  pmqa::kernels::MmaInstruction instruction = pmqa::kernels::MmaInstruction::automatic;
 };
 
 }  // namespace
@@ -251,7 +252,8 @@ int main(int argc, char** argv) {
     return 77;
   }
   try {
-    HipBackend be(gpu->device, gpu->multiprocessors, gpu->cc_major * 10 + gpu->cc_minor >= 89);
+    const bool wgmma = gpu->cc_major == 9 && gpu->cc_minor == 0 && pmqa::kernels::detail::device_runs_wgmma();
+    HipBackend be(gpu->device, gpu->multiprocessors, gpu->cc_major * 10 + gpu->cc_minor >= 89, wgmma);
     const double bw = copy_bandwidth(be, 20);
     const double fma = fma_rate(be, gpu->multiprocessors, 20);
     const double mma = mma_rate(be, gpu->multiprocessors, 20);
@@ -259,7 +261,10 @@ int main(int argc, char** argv) {
                 "f16 mma.sync m16n8k16 rate %.0f TFLOP/s\n",
                 gpu->name.c_str(), gpu->arch.c_str(), gpu->multiprocessors, bw / 1e9, fma / 1e12, mma / 1e12);
     L2Flusher flusher(be, std::size_t{512} << 20);
+    // fused-mma as dispatch picks it (wgmma on sm_90a) and, beside it, its mma.sync kernel (v5).
     const Kernel kernels[] = {{"fused-mma", Path::fused, pmqa::kernels::FusedVariant::mma},
+                              {"mma.sync (v5)", Path::fused, pmqa::kernels::FusedVariant::mma,
+                               pmqa::kernels::MmaInstruction::mma_sync},
                               {"fused-scalar", Path::fused, pmqa::kernels::FusedVariant::scalar},
                               {"two-stage", Path::two_stage, pmqa::kernels::FusedVariant::automatic}};
     std::vector<Row> rows;
@@ -272,7 +277,9 @@ int main(int argc, char** argv) {
       std::printf("next_n %lld: minimal bytes %.1f MB (copy floor %.4f ms), %.2f GFLOP\n", static_cast<long long>(n),
                   bytes / 1e6, bytes / bw * 1e3, flops / 1e9);
       for (const Kernel& k : kernels) {
-        PreparedRun<HipBackend> run(be, k.path, c, {.variant = k.variant});
+        PreparedRun<HipBackend> run(be, k.path, c, {.variant = k.variant, .mma_instruction = k.instruction});
+        if (k.path == Path::fused && k.variant == pmqa::kernels::FusedVariant::mma)
+          std::printf("  %s runs %s\n", k.name, run.instruction().c_str());
         run.poison();
         run.launch();
         const pmqa::Report rep = pmqa::compare(c, ref, run.download(), {.tolerance = pmqa::Tolerance::matrix_unit()});

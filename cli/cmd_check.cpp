@@ -56,6 +56,7 @@ struct SubjectOutput {
   OutputBuffer out;
   Tolerance tolerance = Tolerance::fp32();
   std::string kernel;
+  std::string instruction;  // fused-mma's: "wgmma" or "mma.sync"
 };
 
 // Something whose output is checked: runs on a case, returns the output buffer.
@@ -92,7 +93,7 @@ std::vector<std::shared_ptr<kernels::Executor>> executors(const std::string& whi
 
 std::vector<Subject> subjects(const CheckOptions& o) {
   std::vector<Subject> list{{"reference-fp32", false, [](const Case& c) {
-                               return SubjectOutput{reference_fp32_output(c), Tolerance::fp32(), "reference-fp32"};
+                               return SubjectOutput{reference_fp32_output(c), Tolerance::fp32(), "reference-fp32", ""};
                              }}};
   for (const auto& exec : executors(o.executor))
     for (const auto& p : o.paths) {
@@ -102,7 +103,7 @@ std::vector<Subject> subjects(const CheckOptions& o) {
                       [exec, path](const Case& c) {
                         auto run = exec->run(path, c);
                         const Tolerance tol = kernels::tolerance_for(run);
-                        return SubjectOutput{std::move(run.out), tol, run.kernel};
+                        return SubjectOutput{std::move(run.out), tol, run.kernel, run.instruction};
                       }});
     }
   return list;
@@ -157,7 +158,9 @@ int run_check(const CheckOptions& o) {
       results.push_back({o.suite, test_name, rep.passed(), false, false, seconds,
                          rep.passed() ? "" : std::to_string(rep.failures()) + " failing cells", rep.to_text(), rep.to_json()});
       row.push_back((rep.passed() ? "ok " + format_g(rep.worst_bound_ratio) : std::string("FAIL")) +
-                    (produced.kernel == "fused-mma" ? " (mma)" : produced.kernel == "fused-mfma" ? " (mfma)" : ""));
+                    (produced.kernel == "fused-mma"    ? " (" + produced.instruction + ")"
+                     : produced.kernel == "fused-mfma" ? std::string(" (mfma)")
+                                                       : std::string()));
       if (!rep.passed() || o.verbose) {
         progress.clear();
         std::printf("%s [%s]\n%s", sc.name.c_str(), sub.name.c_str(), rep.to_text().c_str());

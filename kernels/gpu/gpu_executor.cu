@@ -51,7 +51,7 @@ class GpuExecutor final : public Executor {
   int warp_size() const override { return info_.warp_size; }
   RunResult run(Path path, const Case& c, const RunOptions& o) override {
     try {
-      detail::HipBackend be(info_.device, info_.multiprocessors, has_fp8_mma(info_));
+      detail::HipBackend be(info_.device, info_.multiprocessors, has_fp8_mma(info_), has_wgmma());
       be.set_mfma_format(mfma_format(info_));
       return detail::run_path<detail::HipBackend>(be, path, c, o);
     } catch (const CaseError&) {
@@ -64,7 +64,21 @@ class GpuExecutor final : public Executor {
   }
 
  private:
+  // sm_90 with sm_90a code in this binary (asked of the device once per executor).
+  bool has_wgmma() {
+#if defined(__HIP_PLATFORM_NVIDIA__)
+    if (!wgmma_) {
+      PMQA_HIP_CHECK(hipSetDevice(info_.device));
+      wgmma_ = info_.cc_major == 9 && info_.cc_minor == 0 && detail::device_runs_wgmma();
+    }
+    return *wgmma_;
+#else
+    return false;
+#endif
+  }
+
   GpuInfo info_;
+  std::optional<bool> wgmma_;
 };
 
 }  // namespace

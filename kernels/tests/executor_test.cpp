@@ -38,26 +38,31 @@ INSTANTIATE_TEST_SUITE_P(Kernels, QuickSuiteOnHost,
                                   std::to_string(p.param.warp_size);
                          });
 
-// The fp8 tensor-core variant, its mma.sync emulated on the host at wave 32: every quick case
-// whose shape it takes, and the report of why the others fall back.
-TEST(FusedMmaOnHost, EveryFittingCaseMatchesTheReference) {
+// The fp8 tensor-core variant at wave 32, each of its instructions emulated on the host (mma.sync
+// for a warp; wgmma for a warpgroup, from the swizzled shared-memory tiles): every quick case whose
+// shape (and, for wgmma, format) it takes.
+class FusedMmaOnHost : public ::testing::TestWithParam<kernels::MmaInstruction> {};
+
+TEST_P(FusedMmaOnHost, EveryFittingCaseMatchesTheReference) {
   const auto exec = kernels::make_host_executor({.warp_size = 32});
   int ran = 0;
   for (const auto& sc : fixtures::suite("quick")) {
     const Case c = fixtures::make_case(sc.spec);
-    const auto run = exec->run(kernels::Path::fused, c);  // automatic: mma where it fits
+    if (GetParam() == kernels::MmaInstruction::wgmma && c.fp8 != Fp8Format::e4m3fn) continue;  // OCP only
+    const auto run = exec->run(kernels::Path::fused, c, {.mma_instruction = GetParam()});  // mma where it fits
     if (run.kernel != "fused-mma") continue;
     ++ran;
+    EXPECT_EQ(run.instruction, kernels::to_string(GetParam())) << sc.name;
     const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out);
-    EXPECT_TRUE(rep.passed()) << sc.name << " (fused-mma on host-w32)\n" << rep.to_text();
+    EXPECT_TRUE(rep.passed()) << sc.name << " (fused-mma " << run.instruction << " on host-w32)\n" << rep.to_text();
   }
-  EXPECT_GE(ran, 6);
+  EXPECT_GE(ran, 5);
 }
 
 // The chunk pipeline reuses shared-memory stages: with the host's copies happening at once, a
 // missing barrier would let one thread overwrite a stage another still reads. Shuffled schedules
 // expose that as run-to-run differences.
-TEST(FusedMmaOnHost, ShuffledSchedulesGiveTheSameBits) {
+TEST_P(FusedMmaOnHost, ShuffledSchedulesGiveTheSameBits) {
   fixtures::CaseSpec s;
   s.batch = 2;
   s.next_n = 2;
@@ -68,10 +73,47 @@ TEST(FusedMmaOnHost, ShuffledSchedulesGiveTheSameBits) {
   s.context_lens = {1100, 700};
   const Case c = fixtures::make_case(s);
   const auto exec = kernels::make_host_executor({.warp_size = 32, .schedule_seed = 0xC0FFEE});
-  const auto run = exec->run(kernels::Path::fused, c, {.variant = kernels::FusedVariant::mma, .launches = 3});
+  const auto run = exec->run(kernels::Path::fused, c,
+                             {.variant = kernels::FusedVariant::mma, .mma_instruction = GetParam(), .launches = 3});
+  EXPECT_EQ(run.instruction, kernels::to_string(GetParam()));
   EXPECT_TRUE(run.deterministic()) << run.differing_cells << " cells differ";
   const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
   EXPECT_TRUE(rep.passed()) << rep.to_text();
+}
+
+INSTANTIATE_TEST_SUITE_P(Instructions, FusedMmaOnHost,
+                         ::testing::Values(kernels::MmaInstruction::mma_sync, kernels::MmaInstruction::wgmma),
+                         [](const auto& p) { return p.param == kernels::MmaInstruction::wgmma ? "wgmma" : "mma_sync"; });
+
+// `automatic` takes wgmma where it can: OCP cases; FNUZ ones keep mma.sync. Asking for wgmma where
+// it cannot run is an error, not a silent fallback.
+TEST(FusedMmaInstruction, AutomaticPicksWgmmaForOcpOnly) {
+  fixtures::CaseSpec s;
+  s.heads = 64;
+  s.head_dim = 128;
+  s.context_lens = {100};
+  s.max_model_len = 128;
+  const auto w32 = kernels::make_host_executor({.warp_size = 32});
+  const auto ocp = w32->run(kernels::Path::fused, fixtures::make_case(s));
+  EXPECT_EQ(ocp.kernel, "fused-mma");
+  EXPECT_EQ(ocp.instruction, "wgmma");
+  s.fp8 = Fp8Format::e4m3fnuz;
+  const Case fnuz = fixtures::make_case(s);
+  EXPECT_EQ(w32->run(kernels::Path::fused, fnuz).instruction, "mma.sync");
+  try {
+    w32->run(kernels::Path::fused, fnuz, {.mma_instruction = kernels::MmaInstruction::wgmma});
+    ADD_FAILURE() << "wgmma on FNUZ data";
+  } catch (const kernels::KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("OCP"), std::string::npos) << e.what();
+  }
+  const auto w64 = kernels::make_host_executor({.warp_size = 64});
+  EXPECT_EQ(w64->run(kernels::Path::fused, fixtures::make_case(s)).instruction, "");  // the portable kernel
+  EXPECT_THROW(w64->run(kernels::Path::fused, fixtures::make_case(s),
+                        {.variant = kernels::FusedVariant::mma, .mma_instruction = kernels::MmaInstruction::wgmma}),
+               kernels::KernelError);
+  EXPECT_EQ(kernels::parse_mma_instruction("mma.sync"), kernels::MmaInstruction::mma_sync);
+  EXPECT_EQ(kernels::parse_mma_instruction("wgmma"), kernels::MmaInstruction::wgmma);
+  EXPECT_THROW(kernels::parse_mma_instruction("hmma"), std::invalid_argument);
 }
 
 TEST(FusedMmaOnHost, VariantChoiceIsReported) {

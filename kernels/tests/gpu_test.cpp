@@ -19,19 +19,27 @@ std::unique_ptr<kernels::Executor> gpu_or_skip() {
   if (!exec) GTEST_SKIP() << (kernels::gpu_support_built() ? "no GPU found on this machine" \
                                                            : "built without a GPU executor")
 
-class GpuSuite : public ::testing::TestWithParam<std::tuple<std::string, kernels::Path>> {};
+// How a suite runs: the fused path as dispatch picks it (fused-mma with wgmma on sm_90a), the fused
+// path with fused-mma's mma.sync kernel where fused-mma runs, or the two-stage path.
+enum class Mode { fused, fused_mma_sync, two_stage };
+
+class GpuSuite : public ::testing::TestWithParam<std::tuple<std::string, Mode>> {};
 
 TEST_P(GpuSuite, EveryCaseMatchesTheReference) {
   PMQA_NEED_GPU(exec);
-  const auto& [suite, path] = GetParam();
+  const auto& [suite, mode] = GetParam();
+  const kernels::Path path = mode == Mode::two_stage ? kernels::Path::two_stage : kernels::Path::fused;
+  const kernels::RunOptions options{.mma_instruction = mode == Mode::fused_mma_sync ? kernels::MmaInstruction::mma_sync
+                                                                                     : kernels::MmaInstruction::automatic};
   int checked = 0;
   for (const auto& sc : fixtures::suite(suite)) {
     if (sc.large) continue;
     const Case c = fixtures::make_case(sc.spec);
     const Reference ref = compute_reference(c, {.precision = Precision::fp32});
-    const auto run = exec->run(path, c);
+    const auto run = exec->run(path, c, options);
     const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
-    EXPECT_TRUE(rep.passed()) << sc.name << " on " << exec->name() << " (" << run.kernel << ")\n" << rep.to_text();
+    EXPECT_TRUE(rep.passed()) << sc.name << " on " << exec->name() << " (" << run.kernel << " " << run.instruction << ")\n"
+                              << rep.to_text();
     ++checked;
   }
   EXPECT_GT(checked, 0);
@@ -39,10 +47,11 @@ TEST_P(GpuSuite, EveryCaseMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, GpuSuite,
                          ::testing::Combine(::testing::Values("quick", "standard"),
-                                            ::testing::Values(kernels::Path::fused, kernels::Path::two_stage)),
+                                            ::testing::Values(Mode::fused, Mode::fused_mma_sync, Mode::two_stage)),
                          [](const auto& p) {
+                           const Mode m = std::get<1>(p.param);
                            return std::get<0>(p.param) + "_" +
-                                  (std::get<1>(p.param) == kernels::Path::fused ? "fused" : "two_stage");
+                                  (m == Mode::fused ? "fused" : m == Mode::fused_mma_sync ? "fused_mma_sync" : "two_stage");
                          });
 
 // Races show up as run-to-run differences; deterministic garbage only against the reference:
@@ -83,10 +92,13 @@ TEST(GpuLargeOffsets, RowsAndBlocksPastTwoGigabytes) {
   ASSERT_GT(far_block * c.block_stride, std::int64_t{1} << 31);
   ASSERT_GT((c.rows() - 1) * (c.max_model_len + 16) * 4, std::int64_t{1} << 31);
   const Reference ref = compute_reference(c);
-  for (auto variant : {kernels::FusedVariant::scalar, kernels::FusedVariant::mma}) {
-    const auto run = exec->run(kernels::Path::fused, c, {.variant = variant});
+  const kernels::RunOptions options[] = {{.variant = kernels::FusedVariant::scalar},
+                                         {.variant = kernels::FusedVariant::mma},
+                                         {.variant = kernels::FusedVariant::mma, .mma_instruction = kernels::MmaInstruction::mma_sync}};
+  for (const auto& o : options) {
+    const auto run = exec->run(kernels::Path::fused, c, o);
     const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
-    EXPECT_TRUE(rep.passed()) << run.kernel << "\n" << rep.to_text();
+    EXPECT_TRUE(rep.passed()) << run.kernel << " " << run.instruction << "\n" << rep.to_text();
   }
 }
 

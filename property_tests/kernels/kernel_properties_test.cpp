@@ -2,6 +2,7 @@
 // executor at both wave sizes always, the GPU when one is found (skipped, never passed, without
 // one). Same-bytes bound (spec §5), clean contract, guard cells, every valid cell written.
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -97,17 +98,24 @@ INSTANTIATE_TEST_SUITE_P(Executors, FusedVsTwoStage,
                          [](const auto& p) { return executor_name(p.param); });
 
 // The fp8 tensor-core variant over generated cases in the shapes it takes (D 128, N*H 64 or 128),
-// both formats and layouts, special codes included: on the host at wave 32 (mma.sync emulated) and
-// on the GPU when one is found. Its tolerance is the matrix-unit profile (spec §5).
+// both formats and layouts, special codes included: on the host at wave 32 (wgmma and mma.sync
+// emulated) and on the GPU when one is found, each instruction of fused-mma on its own. Its tolerance is the matrix-unit profile (spec §5).
 // The matrix-unit variant an executor has: fused-mma at wave 32 and on NVIDIA, fused-mfma at wave 64.
 kernels::FusedVariant matrix_variant(const kernels::Executor& e) {
   return e.warp_size() == 64 ? kernels::FusedVariant::mfma : kernels::FusedVariant::mma;
 }
 
-class FusedMmaVsReference : public ::testing::TestWithParam<ExecutorKind> {};
+// With the NVIDIA variant, which instruction: automatic (wgmma for OCP cases where the executor has
+// it, mma.sync for FNUZ) or mma.sync for every case.
+struct MatrixParam {
+  ExecutorKind executor;
+  kernels::MmaInstruction instruction = kernels::MmaInstruction::automatic;
+};
+
+class FusedMmaVsReference : public ::testing::TestWithParam<MatrixParam> {};
 
 TEST_P(FusedMmaVsReference, SameBytesBoundAndCleanContract) {
-  const auto exec = make(GetParam());
+  const auto exec = make(GetParam().executor);
   if (!exec) GTEST_SKIP() << "no GPU found: the GPU half of this property did not run";
   const kernels::FusedVariant variant = matrix_variant(*exec);
   const std::string kernel = variant == kernels::FusedVariant::mfma ? "fused-mfma" : "fused-mma";
@@ -116,6 +124,7 @@ TEST_P(FusedMmaVsReference, SameBytesBoundAndCleanContract) {
   r.block_sizes = {1, 16, 64, 256};  // 1: more pages than the kernel keeps in shared memory
   r.max_work = 6'000'000;
   double worst = 0;
+  std::set<std::string> instructions;  // what ran, for the summary line
   const bool ok = rc::check(exec->name() + " " + kernel + " vs reference", [&] {
     auto spec = *fixtures::gen_case_spec(r);
     static const std::vector<std::pair<std::int64_t, std::int64_t>> fits{{64, 1}, {64, 2}, {64, 3}, {64, 4}, {32, 1}, {32, 2}, {32, 3}, {32, 5}, {128, 1}, {128, 2}};
@@ -129,21 +138,30 @@ TEST_P(FusedMmaVsReference, SameBytesBoundAndCleanContract) {
     spec.context_lens.resize(static_cast<std::size_t>(spec.context_lens_2d ? spec.batch * spec.next_n : spec.batch), 0);
     for (auto& L : spec.context_lens) L = static_cast<std::int32_t>(std::min<std::int64_t>(L, spec.max_model_len));
     const Case c = fixtures::make_case(spec);
-    const auto run = exec->run(kernels::Path::fused, c, {.variant = variant});
+    const auto run = exec->run(kernels::Path::fused, c, {.variant = variant, .mma_instruction = GetParam().instruction});
     RC_ASSERT(run.kernel == kernel);
+    instructions.insert(run.instruction);
     const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out,
                                {.tolerance = Tolerance::matrix_unit()});
     if (!rep.passed()) RC_FAIL(rep.to_text());
     worst = std::max(worst, rep.worst_bound_ratio);
   });
   EXPECT_TRUE(ok);
-  std::printf("%s %s: worst |out-ref| / matrix-unit bound over the property = %.3g\n", exec->name().c_str(), kernel.c_str(),
-              worst);
+  std::string ran;
+  for (const auto& i : instructions) ran += (ran.empty() ? "" : "+") + (i.empty() ? std::string("-") : i);
+  std::printf("%s %s (%s): worst |out-ref| / matrix-unit bound over the property = %.3g\n", exec->name().c_str(),
+              kernel.c_str(), ran.c_str(), worst);
 }
 
 INSTANTIATE_TEST_SUITE_P(Executors, FusedMmaVsReference,
-                         ::testing::Values(ExecutorKind::host_w32, ExecutorKind::host_w64, ExecutorKind::gpu),
-                         [](const auto& p) { return executor_name(p.param); });
+                         ::testing::Values(MatrixParam{ExecutorKind::host_w32},
+                                           MatrixParam{ExecutorKind::host_w32, kernels::MmaInstruction::mma_sync},
+                                           MatrixParam{ExecutorKind::host_w64}, MatrixParam{ExecutorKind::gpu},
+                                           MatrixParam{ExecutorKind::gpu, kernels::MmaInstruction::mma_sync}),
+                         [](const auto& p) {
+                           return executor_name(p.param.executor) +
+                                  (p.param.instruction == kernels::MmaInstruction::mma_sync ? "_mma_sync" : "");
+                         });
 
 }  // namespace
 }  // namespace pmqa

@@ -1,10 +1,15 @@
-// One warp's copy of a chunk (64 keys x 128 bytes and their 64 scales) into a shared-memory stage,
-// asynchronously where the GPU can (cp.async), for fused-mma's per-warp pipelines.
+// A chunk's copy (64 keys x 128 bytes and their 64 scales) into a shared-memory stage, by the
+// threads of one pipeline (a warp in fused-mma, a warpgroup in its wgmma kernel), asynchronously
+// where the GPU can (cp.async).
 //
 // Stage layout: key r's 128 bytes in row r (128 bytes, no padding), its eight 16-byte segments
-// stored at segment s ^ (r & 1). fused-mma reads a row's segments 2t and 2t+1 in lane (g, t) for
-// rows g and g+8; the swizzle puts the 8 lanes of each 128-bit load phase (rows g and g+1) on 8
-// different 16-byte bank groups.
+// permuted within the row by a swizzle, so the threads reading or writing a segment column hit
+// different bank groups:
+// - PairSwizzle (fused-mma's mma.sync kernel): segment s at s ^ (r & 1). Lane (g, t) reads a row's
+//   segments 2t and 2t+1 for rows g and g+8; each 128-bit load phase (rows g and g+1) then covers 8
+//   different 16-byte bank groups.
+// - Swizzle128 (the wgmma kernel): segment s at s ^ (r & 7), the tensor cores' 128-byte swizzle for
+//   K-major operands (wgmma_nv.hpp), which reads the stage as the instruction's A operand directly.
 #pragma once
 
 #include "pmqa_kernels/async_copy.hpp"
@@ -22,8 +27,15 @@ struct ChunkStage {
   float scales[kChunkKeys];
 };
 
-// Byte offset of key r's segment s (16 bytes) in a stage.
-PMQA_DEV int stage_segment(int r, int s) { return r * kChunkRowBytes + 16 * (s ^ (r & 1)); }
+struct PairSwizzle {
+  static PMQA_DEV int segment(int r, int s) { return r * kChunkRowBytes + 16 * (s ^ (r & 1)); }
+};
+struct Swizzle128 {
+  static PMQA_DEV int segment(int r, int s) { return r * kChunkRowBytes + 16 * (s ^ (r & 7)); }
+};
+
+// Byte offset of key r's segment s (16 bytes) in a fused-mma stage.
+PMQA_DEV int stage_segment(int r, int s) { return PairSwizzle::segment(r, s); }
 
 // The physical block holding chunk k's first key (every chunk copied has one: it is live).
 template <class Hooks>
@@ -32,17 +44,17 @@ PMQA_DEV std::int64_t first_page(const LogitsParams& p, const ChunkCursor& k) {
   return p.block_table[k.b * p.max_blocks_per_seq + slot.logical];
 }
 
-// Issues the copies of chunk k by the calling warp. `page` is first_page(k), read ahead by the
+// Issues the copies of chunk k by thread `lane` of the kThreads threads sharing the stage (key
+// rows at `keys`, placed by Layout; scales at `scales`). `page` is first_page(k), read ahead by the
 // caller so its latency does not stall the copies. When block_size is a multiple of 64 the chunk
 // lies in that one block; otherwise every key looks up its own, and keys past the sequence's live
 // keys (their blocks may not exist) read as zero.
-template <class Hooks>
-PMQA_DEV void issue_chunk_copy(const LogitsParams& p, const ChunkCursor& k, std::int64_t page, ChunkStage& st) {
+template <class Hooks, int kThreads, class Layout>
+PMQA_DEV void copy_chunk(const LogitsParams& p, const ChunkCursor& k, std::int64_t page, std::uint8_t* keys, float* scales,
+                         int lane) {
   if constexpr (Hooks::kSkipKeyLoads) return;
-  const int lane = static_cast<int>(threadIdx.x) % kChunkWarp;
   const std::int64_t j0 = k.c * kChunkKeys;
   const bool shuffle = p.shuffle != 0;
-  std::uint8_t* const keys = st.keys[0].b;
   if (p.block_size % kChunkKeys == 0 && p.block_stride % 16 == 0) {
     const std::uint8_t* block = p.kv + Hooks::block_offset(page, p.block_stride);
     const std::int64_t t0 = key_slot(p, j0).token;
@@ -50,21 +62,21 @@ PMQA_DEV void issue_chunk_copy(const LogitsParams& p, const ChunkCursor& k, std:
     auto copy = [&](auto layout) {
       constexpr bool kShuffle = decltype(layout)::value;
       PMQA_UNROLL
-      for (int m = 0; m < kChunkKeys * 8 / kChunkWarp; ++m) {
-        const int i = lane + kChunkWarp * m, r = i >> 3, s = i & 7;
-        async_copy<16>(keys + stage_segment(r, s), block + Hooks::template value_offset<kChunkRowBytes>(kShuffle, t0 + r, 16 * s), true);
+      for (int m = 0; m < kChunkKeys * 8 / kThreads; ++m) {
+        const int i = lane + kThreads * m, r = i >> 3, s = i & 7;
+        async_copy<16>(keys + Layout::segment(r, s), block + Hooks::template value_offset<kChunkRowBytes>(kShuffle, t0 + r, 16 * s), true);
       }
     };
     if (shuffle) copy(std::true_type{});
     else copy(std::false_type{});
     PMQA_UNROLL
-    for (int r = lane; r < kChunkKeys; r += kChunkWarp)
-      async_copy<4>(st.scales + r, block + Hooks::template scale_offset<kChunkRowBytes>(p.block_size, t0 + r), true);
+    for (int r = lane; r < kChunkKeys; r += kThreads)
+      async_copy<4>(scales + r, block + Hooks::template scale_offset<kChunkRowBytes>(p.block_size, t0 + r), true);
     return;
   }
   const bool wide = p.block_stride % 16 == 0;  // else 4-byte copies (the host API requires % 4)
-  for (int m = 0; m < kChunkKeys * 8 / kChunkWarp; ++m) {
-    const int i = lane + kChunkWarp * m, r = i >> 3, s = i & 7;
+  for (int m = 0; m < kChunkKeys * 8 / kThreads; ++m) {
+    const int i = lane + kThreads * m, r = i >> 3, s = i & 7;
     const bool exists = j0 + r < k.keys;
     const std::uint8_t* src = p.kv;
     if (exists) {
@@ -72,14 +84,14 @@ PMQA_DEV void issue_chunk_copy(const LogitsParams& p, const ChunkCursor& k, std:
       const std::int64_t blk = p.block_table[k.b * p.max_blocks_per_seq + slot.logical];
       src = p.kv + Hooks::block_offset(blk, p.block_stride) + Hooks::template value_offset<kChunkRowBytes>(shuffle, slot.token, 16 * s);
     }
-    std::uint8_t* dst = keys + stage_segment(r, s);
+    std::uint8_t* dst = keys + Layout::segment(r, s);
     if (wide) {
       async_copy<16>(dst, src, exists);
     } else {
       for (int e = 0; e < 16; e += 4) async_copy<4>(dst + e, exists ? src + e : src, exists);
     }
   }
-  for (int r = lane; r < kChunkKeys; r += kChunkWarp) {
+  for (int r = lane; r < kChunkKeys; r += kThreads) {
     const bool exists = j0 + r < k.keys;
     const std::uint8_t* src = p.kv;
     if (exists) {
@@ -87,8 +99,15 @@ PMQA_DEV void issue_chunk_copy(const LogitsParams& p, const ChunkCursor& k, std:
       const std::int64_t blk = p.block_table[k.b * p.max_blocks_per_seq + slot.logical];
       src = p.kv + Hooks::block_offset(blk, p.block_stride) + Hooks::template scale_offset<kChunkRowBytes>(p.block_size, slot.token);
     }
-    async_copy<4>(st.scales + r, src, exists);
+    async_copy<4>(scales + r, src, exists);
   }
+}
+
+// fused-mma's form: the calling warp fills a PairSwizzle stage.
+template <class Hooks>
+PMQA_DEV void issue_chunk_copy(const LogitsParams& p, const ChunkCursor& k, std::int64_t page, ChunkStage& st) {
+  copy_chunk<Hooks, kChunkWarp, PairSwizzle>(p, k, page, st.keys[0].b, st.scales,
+                                             static_cast<int>(threadIdx.x) % kChunkWarp);
 }
 
 PMQA_KDEV_END

@@ -36,14 +36,25 @@ class KernelError : public std::runtime_error {
 enum class FusedVariant : std::uint8_t {
   automatic,
   scalar,  // "fused-scalar": portable fp32 FMAs, any arch, any supported shape
-  mma,     // "fused-mma": fp8 mma.sync m16n8k32 (NVIDIA sm_89+; emulated on the host executor at wave 32)
+  mma,     // "fused-mma": NVIDIA tensor cores, sm_89+ (see MmaInstruction; emulated on the host executor at wave 32)
   mfma,    // "fused-mfma": fp8 MFMA 16x16x32 (gfx942 FNUZ, gfx950 OCP; emulated on the host executor at wave 64)
 };
 std::string_view to_string(FusedVariant v) noexcept;
 FusedVariant parse_fused_variant(std::string_view text);  // "auto" | "scalar" | "mma" | "mfma"
 
+// The instruction fused-mma issues. `automatic`: wgmma where the executor has it (sm_90 with
+// sm_90a code in the build; the host executor at wave 32) and the case is OCP e4m3, else mma.sync.
+enum class MmaInstruction : std::uint8_t {
+  automatic,
+  mma_sync,  // mma.sync m16n8k16 on fp8 decoded exactly to f16 (sm_89+, either fp8 format)
+  wgmma,     // wgmma m64n64k32 e4m3 from shared memory (sm_90a; OCP only: wgmma has no FNUZ)
+};
+std::string_view to_string(MmaInstruction m) noexcept;
+MmaInstruction parse_mma_instruction(std::string_view text);  // "auto" | "mma.sync" | "wgmma"
+
 struct RunOptions {
   FusedVariant variant = FusedVariant::automatic;
+  MmaInstruction mma_instruction = MmaInstruction::automatic;  // fused-mma only
   std::int64_t row_pad = 16;  // guard cells after each row (the output row stride is max_model_len + row_pad)
   std::int64_t guard = 64;    // guard cells before and after the buffer
   int launches = 1;           // > 1: relaunch on a re-poisoned buffer, compare every launch bitwise with the first
@@ -56,6 +67,7 @@ struct RunResult {
   std::int64_t first_differing = -1;     // index into out.storage(), or -1
   std::string kernel;                    // what ran: "fused-scalar", "fused-mma", "fused-mfma" or "two-stage"
   std::string kernel_reason;             // why that kernel (e.g. why not the matrix-unit variant)
+  std::string instruction;               // fused-mma's instruction ("wgmma" or "mma.sync"), else ""
   bool deterministic() const noexcept { return differing_cells == 0; }
 };
 

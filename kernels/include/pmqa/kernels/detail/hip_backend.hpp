@@ -11,18 +11,43 @@
 
 #include "pmqa/kernels/executor.hpp"
 #include "pmqa/kernels/toolchain/hip_check.hpp"
+#include "pmqa_kernels/wgmma_nv.hpp"
 
 namespace pmqa::kernels::detail {
 
+// Writes 1 when the code the device runs was built with wgmma (sm_90a), else 0.
+__global__ void wgmma_built_probe(int* out) {
+#if defined(PMQA_WGMMA)
+  *out = 1;
+#else
+  *out = 0;
+#endif
+}
+
+// Whether the current device runs sm_90a code from this binary: asked of the device itself, so a
+// build for "90" (no wgmma) or a fat binary picking another arch's code answers no.
+inline bool device_runs_wgmma() {
+  int* flag = nullptr;
+  int host = 0;
+  PMQA_HIP_CHECK(hipMalloc(&flag, sizeof(int)));
+  hipLaunchKernelGGL(wgmma_built_probe, dim3(1), dim3(1), 0, 0, flag);
+  const hipError_t launched = hipGetLastError();
+  const hipError_t copied = hipMemcpy(&host, flag, sizeof(int), hipMemcpyDeviceToHost);
+  static_cast<void>(hipFree(flag));
+  return launched == hipSuccess && copied == hipSuccess && host == 1;
+}
+
 class HipBackend {
  public:
-  HipBackend(int device, int multiprocessors, bool fp8_mma = false)
-      : multiprocessors_(multiprocessors), fp8_mma_(fp8_mma) {
+  HipBackend(int device, int multiprocessors, bool fp8_mma = false, bool wgmma = false)
+      : multiprocessors_(multiprocessors), fp8_mma_(fp8_mma), wgmma_(wgmma) {
     PMQA_HIP_CHECK(hipSetDevice(device));
   }
   // fp8 mma.sync exists on NVIDIA sm_89 and later (the kernels are built for the arch they run on);
   // fp8 MFMA on gfx942 (FNUZ) and gfx950 (OCP), each for its own format only.
   bool has_fp8_mma() const noexcept { return fp8_mma_; }
+  // wgmma: sm_90 running sm_90a code (gpu_executor.cu decides).
+  bool has_wgmma() const noexcept { return wgmma_; }
   bool has_fp8_mfma(Fp8Format f) const noexcept { return mfma_format_ && *mfma_format_ == f; }
   FusedVariant automatic_variant(const Case& c) const noexcept {
     if (fp8_mma_) return FusedVariant::mma;
@@ -76,6 +101,7 @@ class HipBackend {
  private:
   int multiprocessors_;
   bool fp8_mma_;
+  bool wgmma_;
   std::optional<Fp8Format> mfma_format_;
   std::set<const void*> raised_;  // kernels whose dynamic shared memory limit was raised
 };

@@ -31,6 +31,8 @@ class HostBackend {
   // MFMA (a wave of 64), each at its own wave size, in either fp8 format.
   bool has_fp8_mma() const noexcept { return options_.warp_size == 32; }
   bool has_fp8_mfma(Fp8Format) const noexcept { return options_.warp_size == 64; }
+  // ... and Hopper's wgmma (a warpgroup of 4 warps of 32).
+  bool has_wgmma() const noexcept { return options_.warp_size == 32; }
   // What `automatic` picks: fused-mma at wave 32 (its emulation is CI's cover of that kernel); at
   // wave 64 the portable kernel, the one the host's mutation tests exercise (fused-mfma on request).
   FusedVariant automatic_variant(const Case&) const noexcept {

@@ -13,6 +13,7 @@
 #include "pmqa/kernels/executor.hpp"
 #include "pmqa_kernels/fused_mfma.hpp"
 #include "pmqa_kernels/fused_mma.hpp"
+#include "pmqa_kernels/fused_wgmma.hpp"
 #include "pmqa_kernels/two_stage.hpp"
 
 namespace pmqa::kernels::detail {
@@ -117,6 +118,9 @@ class PreparedRun {
         throw KernelError(std::string(to_string(o.variant)) + " asked for, but " + unfit);
       variant_ = unfit.empty() ? want : FusedVariant::scalar;
       kernel_ = variant_ == FusedVariant::mma ? "fused-mma" : variant_ == FusedVariant::mfma ? "fused-mfma" : "fused-scalar";
+      if (variant_ == FusedVariant::mma) wgmma_ = pick_wgmma(be, c, o.mma_instruction);
+      else if (o.mma_instruction != MmaInstruction::automatic && o.variant == FusedVariant::mma)
+        throw KernelError("an mma instruction was asked for, but fused-mma does not run: " + unfit);
       reason_ = variant_ != FusedVariant::scalar    ? "fp8 matrix instructions available and the case fits them"
                 : o.variant == FusedVariant::scalar ? "asked for the portable kernel"
                 : !unfit.empty()                    ? unfit
@@ -131,8 +135,22 @@ class PreparedRun {
     }
   }
 
+  // fused-mma's instruction: wgmma when asked for or, automatically, where the backend has it and
+  // the case is OCP (wgmma takes no FNUZ; the mma.sync kernel decodes either format exactly).
+  static bool pick_wgmma(const Backend& be, const Case& c, MmaInstruction asked) {
+    const bool ocp = c.fp8 == Fp8Format::e4m3fn;
+    if (asked == MmaInstruction::wgmma) {
+      if (!be.has_wgmma()) throw KernelError("wgmma asked for, but the executor has none (sm_90 with sm_90a code, or the host executor at wave 32)");
+      if (!ocp) throw KernelError("wgmma asked for, but it takes OCP e4m3 only and the case is FNUZ");
+      return true;
+    }
+    return asked == MmaInstruction::automatic && be.has_wgmma() && ocp;
+  }
+
   bool empty() const noexcept { return c_.rows() == 0 || c_.max_model_len == 0; }
   const std::string& kernel() const noexcept { return kernel_; }
+  // "wgmma" or "mma.sync" when fused-mma runs, else "".
+  std::string instruction() const { return variant_ != FusedVariant::mma ? "" : wgmma_ ? "wgmma" : "mma.sync"; }
   const std::string& kernel_reason() const noexcept { return reason_; }
 
   // Fills the device output (guards included) with the sentinel.
@@ -173,6 +191,15 @@ class PreparedRun {
           const dim3 mma_grid(static_cast<unsigned>(be_.persistent_blocks(kdev::kMmaCtasPerSm)));
           be_.launch_shared("fused_mma_kernel", fn, mma_grid, dim3(kdev::kMmaThreads), sizeof(kdev::MmaShared), q);
         };
+        auto wgmma = [&](auto fn) {
+          const dim3 wg_grid(static_cast<unsigned>(be_.persistent_blocks(piece == 128 ? kdev::kWgCtasPerSm<128> : kdev::kWgCtasPerSm<64>)));
+          be_.launch_shared("fused_wgmma_kernel", fn, wg_grid, dim3(kdev::kWgThreads), sizeof(kdev::WgSharedSpace), q);
+        };
+        if (wgmma_) {
+          pick(wgmma, kdev::fused_wgmma_kernel<Hooks, 32>, kdev::fused_wgmma_kernel<Hooks, 64>,
+               kdev::fused_wgmma_kernel<Hooks, 128>);
+          continue;
+        }
         auto mfma = [&](auto fn) { be_.launch("fused_mfma_kernel", fn, mfma_grid, dim3(kdev::kMfmaThreads), q); };
         if (nv && fnuz)
           pick(mma, kdev::fused_mma_kernel<Hooks, true, 32>, kdev::fused_mma_kernel<Hooks, true, 64>,
@@ -226,6 +253,7 @@ class PreparedRun {
   std::unique_ptr<DeviceArray<Backend, float>> per_head_;
   kdev::LogitsParams p_;
   FusedVariant variant_ = FusedVariant::scalar;
+  bool wgmma_ = false;
   std::string kernel_, reason_;
 };
 
@@ -240,6 +268,7 @@ RunResult run_path(Backend& be, Path path, const Case& c, const RunOptions& o) {
   result.launches = std::max(1, o.launches);
   result.kernel = prepared.kernel();
   result.kernel_reason = prepared.kernel_reason();
+  result.instruction = prepared.instruction();
   for (int i = 0; i < result.launches; ++i) {
     prepared.poison();
     prepared.launch();
