@@ -15,7 +15,9 @@
 
 namespace pmqa::kernels::detail {
 
-// Writes 1 when the code the device runs was built with wgmma (sm_90a), else 0.
+// Writes 1 when the code the device runs was built with wgmma (sm_90a), else 0. A template, so
+// every GPU translation unit including this header may define it.
+template <int = 0>
 __global__ void wgmma_built_probe(int* out) {
 #if defined(PMQA_WGMMA)
   *out = 1;
@@ -30,7 +32,7 @@ inline bool device_runs_wgmma() {
   int* flag = nullptr;
   int host = 0;
   PMQA_HIP_CHECK(hipMalloc(&flag, sizeof(int)));
-  hipLaunchKernelGGL(wgmma_built_probe, dim3(1), dim3(1), 0, 0, flag);
+  hipLaunchKernelGGL(wgmma_built_probe<>, dim3(1), dim3(1), 0, 0, flag);
   const hipError_t launched = hipGetLastError();
   const hipError_t copied = hipMemcpy(&host, flag, sizeof(int), hipMemcpyDeviceToHost);
   static_cast<void>(hipFree(flag));
