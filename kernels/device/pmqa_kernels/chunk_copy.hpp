@@ -58,20 +58,31 @@ PMQA_DEV void copy_chunk(const LogitsParams& p, const ChunkCursor& k, std::int64
   if (p.block_size % kChunkKeys == 0 && p.block_stride % 16 == 0) {
     const std::uint8_t* block = p.kv + Hooks::block_offset(page, p.block_stride);
     const std::int64_t t0 = key_slot(p, j0).token;
-    // The layout as a constant, so each lane's 16 addresses fold to a base and fixed steps.
+    // The layout as a constant, so each lane's addresses fold to one base and fixed steps: its
+    // rows are r0 + (kThreads/8) m with r0 < kThreads/8, t0 is a multiple of 64, so in both layouts
+    // value_offset(t0 + r) = value_offset(t0 + r0) + value_offset((kThreads/8) m) (no carry out of
+    // a 16-token tile row).
     auto copy = [&](auto layout) {
       constexpr bool kShuffle = decltype(layout)::value;
+      const int s = lane & 7, r0 = lane >> 3;
+      const std::uint8_t* src = block + Hooks::template value_offset<kChunkRowBytes>(kShuffle, t0 + r0, 16 * s);
       PMQA_UNROLL
       for (int m = 0; m < kChunkKeys * 8 / kThreads; ++m) {
-        const int i = lane + kThreads * m, r = i >> 3, s = i & 7;
-        async_copy<16>(keys + Layout::segment(r, s), block + Hooks::template value_offset<kChunkRowBytes>(kShuffle, t0 + r, 16 * s), true);
+        const int r = r0 + (kThreads / 8) * m;
+        async_copy<16>(keys + Layout::segment(r, s),
+                       src + Hooks::template value_offset<kChunkRowBytes>(kShuffle, (kThreads / 8) * m, 0), true);
       }
     };
     if (shuffle) copy(std::true_type{});
     else copy(std::false_type{});
-    PMQA_UNROLL
-    for (int r = lane; r < kChunkKeys; r += kThreads)
-      async_copy<4>(scales + r, block + Hooks::template scale_offset<kChunkRowBytes>(p.block_size, t0 + r), true);
+    if constexpr (kThreads >= kChunkKeys) {
+      if (lane < kChunkKeys)
+        async_copy<4>(scales + lane, block + Hooks::template scale_offset<kChunkRowBytes>(p.block_size, t0 + lane), true);
+    } else {
+      PMQA_UNROLL
+      for (int r = lane; r < kChunkKeys; r += kThreads)
+        async_copy<4>(scales + r, block + Hooks::template scale_offset<kChunkRowBytes>(p.block_size, t0 + r), true);
+    }
     return;
   }
   const bool wide = p.block_stride % 16 == 0;  // else 4-byte copies (the host API requires % 4)

@@ -115,4 +115,23 @@ PMQA_DEV void fill_dead_chunks(const LogitsParams& p, std::int64_t warp, std::in
   }
 }
 
+// The same -inf part as fill_dead_chunks, as contiguous row tails: each launch row's cells from
+// its sequence's last live chunk to max_model_len, cut into pieces of kTailPiece cells, one
+// piece per `unit` of `units` (strided), `threads` threads of a unit storing consecutive cells.
+// The wgmma kernel runs it before its main loop, where the stores overlap the first copies.
+inline constexpr int kTailPiece = 1024;
+template <class Hooks>
+PMQA_DEV void fill_dead_tails(const LogitsParams& p, std::int64_t unit, std::int64_t units, int thread, int threads) {
+  const std::int64_t pieces = (p.max_model_len + kTailPiece - 1) / kTailPiece;
+  const std::int64_t items = p.batch * p.mma_n_count * pieces;
+  for (std::int64_t i = unit; i < items; i += units) {
+    const std::int64_t row = i / pieces, piece = i % pieces;
+    const std::int64_t b = row / p.mma_n_count, n = p.mma_n_begin + row % p.mma_n_count;
+    const std::int64_t dead = chunks_of(live_keys<Hooks>(p, b)) * kChunkKeys;
+    const std::int64_t end = (piece + 1) * kTailPiece < p.max_model_len ? (piece + 1) * kTailPiece : p.max_model_len;
+    for (std::int64_t j = (piece * kTailPiece > dead ? piece * kTailPiece : dead) + thread; j < end; j += threads)
+      p.out[Hooks::out_offset(b * p.next_n + n, p.out_row_stride, j)] = minus_infinity();
+  }
+}
+
 PMQA_KDEV_END

@@ -5,14 +5,15 @@
 // runs it with the instruction emulated.
 //
 // Structure (v6; bench/results/fused-mma-notes.md):
-// - A persistent grid of single-warpgroup CTAs (4 per SM, 3 for 128 rows): every warpgroup takes an equal
+// - A persistent grid of single-warpgroup CTAs (5 per SM, 3 for 128 rows): every warpgroup takes an equal
 //   contiguous share of the launch's live chunks (chunk_work.hpp) and streams them through its own
 //   4-stage cp.async ring, three chunks in flight while it computes on a fourth.
 // - Keys are M, query rows are N: one chunk is 4 wgmma k-steps (two N halves for 128 rows), the
 //   keys read by the tensor cores straight from the stage (128-byte swizzle), q from a shared tile
 //   loaded once per sequence. No operand passes through registers and nothing is converted.
 // - The epilogue folds w[h] * relu(s * S) along each accumulator row (a key), 2 shuffles finish a
-//   row group, and one lane of 4 writes it. When a warp's 16 key scales are > 0 they move out of
+//   row group, and one lane of 4 writes it; weights, valid lengths and output rows are read once
+//   per sequence. The -inf tails past the live chunks are written up front (fill_dead_tails). When a warp's 16 key scales are > 0 they move out of
 //   the relu.
 //
 // One launch scores the rows of next_n values [mma_n_begin, mma_n_begin + mma_n_count), kRows =
@@ -25,45 +26,62 @@ PMQA_KDEV_BEGIN
 
 inline constexpr int kWgThreads = WgmmaFp8::kThreads;  // one warpgroup per CTA
 inline constexpr int kWgStages = 4;
-// CTAs per SM: 4 (128 registers a thread); 3 with 128 query rows, whose two accumulator halves
-// would spill at 128.
+// CTAs per SM: 5 (102 registers a thread, 44 KB of shared memory each); 3 with 128 query rows,
+// whose two accumulator halves would spill below 168 registers.
 template <int kRows>
-inline constexpr int kWgCtasPerSm = kRows == 128 ? 3 : 4;
-inline constexpr int kWgMaxRows = 128;
+inline constexpr int kWgCtasPerSm = kRows == 128 ? 3 : 5;
 
 // One CTA's shared memory; every tile starts at a multiple of 1024 bytes (the swizzle's period).
+// The q tile has 64 rows at least (the instruction's N; 32-row launches leave the rest zero).
+template <int kRows>
 struct WgShared {
+  static constexpr int kQRows = kRows < 64 ? 64 : kRows;
   std::uint8_t keys[kWgStages][kChunkKeys * kChunkRowBytes];  // the ring: 8 KB per stage
-  std::uint8_t q[kWgMaxRows * kChunkRowBytes];                // the sequence's query rows
+  std::uint8_t q[kQRows * kChunkRowBytes];                    // the sequence's query rows
   float scales[kWgStages][kChunkKeys];
 };
 // What the kernel asks for: WgShared plus room to align it to 1024 bytes.
+template <int kRows>
 struct WgSharedSpace {
-  Bytes16 raw[(sizeof(WgShared) + 1024) / 16];
+  Bytes16 raw[(sizeof(WgShared<kRows>) + 1024) / 16];
 };
 
-PMQA_DEV WgShared& align_shared(WgSharedSpace& space) {
+template <int kRows>
+PMQA_DEV WgShared<kRows>& align_shared(WgSharedSpace<kRows>& space) {
   std::uint8_t* raw = space.raw[0].b;
 #if defined(PMQA_DEVICE_BUILD)
   const auto at = static_cast<unsigned>(__cvta_generic_to_shared(raw));  // the swizzle runs on shared addresses
 #else
   const auto at = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(raw));
 #endif
-  return *reinterpret_cast<WgShared*>(raw + ((1024u - (at & 1023u)) & 1023u));
+  return *reinterpret_cast<WgShared<kRows>*>(raw + ((1024u - (at & 1023u)) & 1023u));
 }
 
+// What the epilogue needs of the current sequence, read once when the warpgroup reaches it: the
+// thread's weights (w[tile][e] for column 8*tile + 2t + e), and per output row of the launch
+// (kRows / H of them, H >= 32) its valid keys and its output row's first cell.
+template <int kRows>
+struct SequenceRows {
+  static constexpr int kOut = kRows / 32;
+  float w[kRows / 8][2];
+  std::int64_t valid[kOut];
+  float* out[kOut];
+};
+
+// log2(H) for H in {32, 64, 128} (the host API's heads for fused-mma).
+PMQA_DEV int heads_shift(const LogitsParams& p) { return p.heads == 32 ? 5 : p.heads == 64 ? 6 : 7; }
+
 // Sequence b's query rows into the shared tile (row m = launch row m, swizzled; rows past kRows
-// up to 64 zeroed) and the thread's weights: w[tile][e] for column 8*tile + 2t + e.
+// up to 64 zeroed) and its SequenceRows.
 template <class Hooks, int kRows>
-PMQA_DEV void load_sequence_rows(const LogitsParams& p, std::int64_t b, WgShared& sh, float (&w)[kRows / 8][2]) {
+PMQA_DEV void load_sequence(const LogitsParams& p, std::int64_t b, WgShared<kRows>& sh, SequenceRows<kRows>& seq) {
   const int tid = static_cast<int>(threadIdx.x), t = tid & 3;
-  const int heads = static_cast<int>(p.heads);
-  constexpr int kTileRows = kRows < 64 ? 64 : kRows;
+  const int hs = heads_shift(p), hmask = (1 << hs) - 1;
   PMQA_UNROLL
-  for (int i = tid; i < kTileRows * 8; i += kWgThreads) {
+  for (int i = tid; i < WgShared<kRows>::kQRows * 8; i += kWgThreads) {
     const int m = i >> 3, s = i & 7;
     std::uint32_t v[4] = {0, 0, 0, 0};
-    if (m < kRows) load_words4(v, p.q + Hooks::q_offset(p, b, p.mma_n_begin + m / heads, m % heads, 16 * s));
+    if (m < kRows) load_words4(v, p.q + Hooks::q_offset(p, b, p.mma_n_begin + (m >> hs), m & hmask, 16 * s));
     auto* dst = reinterpret_cast<std::uint32_t*>(sh.q + Swizzle128::segment(m, s));
     PMQA_UNROLL
     for (int e = 0; e < 4; ++e) dst[e] = v[e];
@@ -73,27 +91,42 @@ PMQA_DEV void load_sequence_rows(const LogitsParams& p, std::int64_t b, WgShared
     PMQA_UNROLL
     for (int e = 0; e < 2; ++e) {
       const int col = 8 * tile + 2 * t + e;
-      w[tile][e] = p.weights[(b * p.next_n + p.mma_n_begin + col / heads) * p.heads + col % heads];
+      seq.w[tile][e] = p.weights[(b * p.next_n + p.mma_n_begin + (col >> hs)) * p.heads + (col & hmask)];
     }
+  }
+  PMQA_UNROLL
+  for (int k = 0; k < SequenceRows<kRows>::kOut; ++k) {
+    const std::int64_t n = p.mma_n_begin + (k < p.mma_n_count ? k : 0);
+    seq.valid[k] = Hooks::valid_keys(p, b, n);
+    seq.out[k] = p.out + Hooks::out_offset(b * p.next_n + n, p.out_row_stride, 0);
   }
 }
 
-// Writes one output row's logits for the thread's keys (rows g and g+8 of its warp's 16): the
+// a[k] for a runtime k < kN, without an indexed (local-memory) register array.
+template <class T, int kN>
+PMQA_DEV T select(const T (&a)[kN], int k) {
+  T v = a[0];
+  PMQA_UNROLL
+  for (int i = 1; i < kN; ++i) v = k == i ? a[i] : v;
+  return v;
+}
+
+// Writes output row k's logits for the thread's keys (rows g and g+8 of its warp's 16): the
 // partial sums over the thread's columns, finished across the 4 lanes of the row group; lane t = 0
 // writes key g, t = 1 key g+8.
-template <class Hooks>
-PMQA_DEV void flush_wg_rows(const LogitsParams& p, std::int64_t b, std::int64_t n, std::int64_t key0, float (&part)[2],
-                            const float (&scale)[2]) {
+template <class Hooks, int kRows>
+PMQA_DEV void flush_wg_rows(const LogitsParams& p, const SequenceRows<kRows>& seq, int k, std::int64_t key0,
+                            float (&part)[2], const float (&scale)[2]) {
   const int tid = static_cast<int>(threadIdx.x), t = tid & 3;
-  const std::int64_t valid = Hooks::valid_keys(p, b, n);
+  const std::int64_t valid = select(seq.valid, k);
+  float* const row = select(seq.out, k);
   PMQA_UNROLL
   for (int half = 0; half < 2; ++half) {
     float v = Hooks::lane_partial(part[half], threadIdx.x);
     v += __shfl_xor(v, 1, 32);
     v += __shfl_xor(v, 2, 32);
     const std::int64_t j = key0 + 16 * (tid / 32) + ((tid % 32) >> 2) + 8 * half;
-    if (t == half && j < p.max_model_len)
-      p.out[Hooks::out_offset(b * p.next_n + n, p.out_row_stride, j)] = j < valid ? v * scale[half] : minus_infinity();
+    if (t == half && j < p.max_model_len) row[j] = j < valid ? v * scale[half] : minus_infinity();
     part[half] = 0.0f;
   }
 }
@@ -103,9 +136,9 @@ PMQA_DEV void flush_wg_rows(const LogitsParams& p, std::int64_t b, std::int64_t 
 // is applied once per row at the end.
 template <class Hooks, int kRows, bool kPositive>
 PMQA_DEV void fold_chunk(const LogitsParams& p, const ChunkCursor& k, float (&acc)[kRows == 128 ? 2 : 1][WgmmaFp8::kAcc],
-                         const float (&w)[kRows / 8][2], float s_lo, float s_hi) {
-  // Tiles (8 columns) per output row: H/8 = 4, 8 or 16 (the host API takes H in {32, 64, 128}).
-  const int row_shift = p.heads == 32 ? 2 : p.heads == 64 ? 3 : 4;
+                         const SequenceRows<kRows>& seq, float s_lo, float s_hi) {
+  // Tiles (8 columns) per output row: H/8 = 4, 8 or 16.
+  const int row_shift = heads_shift(p) - 3;
   const int row_mask = (1 << row_shift) - 1;
   const float scale[2] = {kPositive ? s_lo : 1.0f, kPositive ? s_hi : 1.0f};
   const float in_lo = kPositive ? 1.0f : s_lo, in_hi = kPositive ? 1.0f : s_hi;
@@ -116,11 +149,11 @@ PMQA_DEV void fold_chunk(const LogitsParams& p, const ChunkCursor& k, float (&ac
     if constexpr (Hooks::kSkipEpilogue) {
       part[0] += a[0] + a[1] + a[2] + a[3];  // keep the wgmma live
     } else {
-      part[0] += w[tile][0] * Hooks::relu(in_lo * a[0]) + w[tile][1] * Hooks::relu(in_lo * a[1]);
-      part[1] += w[tile][0] * Hooks::relu(in_hi * a[2]) + w[tile][1] * Hooks::relu(in_hi * a[3]);
+      part[0] += seq.w[tile][0] * Hooks::relu(in_lo * a[0]) + seq.w[tile][1] * Hooks::relu(in_lo * a[1]);
+      part[1] += seq.w[tile][0] * Hooks::relu(in_hi * a[2]) + seq.w[tile][1] * Hooks::relu(in_hi * a[3]);
     }
-    if (((tile + 1) & row_mask) == 0)  // output row n done
-      flush_wg_rows<Hooks>(p, k.b, p.mma_n_begin + (tile >> row_shift), k.c * kChunkKeys, part, scale);
+    if (((tile + 1) & row_mask) == 0)  // output row tile >> row_shift done
+      flush_wg_rows<Hooks, kRows>(p, seq, tile >> row_shift, k.c * kChunkKeys, part, scale);
   }
 }
 
@@ -128,8 +161,8 @@ template <class Hooks, int kRows>
 __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>) fused_wgmma_kernel(LogitsParams p) {
   static_assert(kRows == 32 || kRows == 64 || kRows == 128, "fused-mma scores 32, 64 or 128 query rows per launch");
   constexpr int kHalves = kRows == 128 ? 2 : 1;  // n64 instructions per k-step
-  PMQA_SHARED_OBJECT(WgSharedSpace, space);
-  WgShared& sh = align_shared(space);
+  PMQA_SHARED_OBJECT(WgSharedSpace<kRows>, space);
+  WgShared<kRows>& sh = align_shared(space);
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32;
   const std::int64_t groups = gridDim.x, me = blockIdx.x;
 
@@ -150,9 +183,11 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>) fused_wgmma_k
     async_commit();
   };
   for (int i = 0; i < kWgStages - 1; ++i) issue_next(i);
+  // The -inf tails while the first copies are in flight.
+  fill_dead_tails<Hooks>(p, me, groups, tid, kWgThreads);
 
-  float w[kRows / 8][2];
-  std::int64_t q_b = -1;  // the sequence the q tile holds
+  SequenceRows<kRows> seq;
+  std::int64_t q_b = -1;  // the sequence the q tile and seq hold
   float acc[kHalves][WgmmaFp8::kAcc] = {};
   for (std::int64_t i = 0; i < count; ++i) {
     const int s = static_cast<int>(i % kWgStages);
@@ -161,7 +196,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>) fused_wgmma_k
     Hooks::barrier();                           // ... and every thread's; every thread is past chunk i-1
     issue_next(i + kWgStages - 1);              // into the stage chunk i-1 used
     if (compute.b != q_b) {  // a new sequence (the same branch in every thread)
-      load_sequence_rows<Hooks, kRows>(p, compute.b, sh, w);
+      load_sequence<Hooks, kRows>(p, compute.b, sh, seq);
       WgmmaFp8::fence_shared_for_tensor_cores();
       Hooks::barrier();
       q_b = compute.b;
@@ -186,14 +221,11 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>) fused_wgmma_k
     const float s_lo = sh.scales[s][16 * warp + g], s_hi = sh.scales[s][16 * warp + g + 8];
     // The fast epilogue when all 16 of the warp's keys have scales > 0 (a warp-uniform choice:
     // the row sums shuffle within the warp).
-    int positive = s_lo > 0.0f && s_hi > 0.0f ? 1 : 0;
-    for (int m = 16; m > 0; m /= 2) positive &= __shfl_xor(positive, m, 32);
-    if (positive) fold_chunk<Hooks, kRows, true>(p, compute, acc, w, s_lo, s_hi);
-    else fold_chunk<Hooks, kRows, false>(p, compute, acc, w, s_lo, s_hi);
+    if (warp32_all(s_lo > 0.0f && s_hi > 0.0f)) fold_chunk<Hooks, kRows, true>(p, compute, acc, seq, s_lo, s_hi);
+    else fold_chunk<Hooks, kRows, false>(p, compute, acc, seq, s_lo, s_hi);
     next_chunk<Hooks>(p, compute);
   }
   async_wait<0>();  // no copy may outlive the CTA's shared memory
-  fill_dead_chunks<Hooks>(p, me * (kWgThreads / 32) + warp, groups * (kWgThreads / 32));
 }
 
 PMQA_KDEV_END

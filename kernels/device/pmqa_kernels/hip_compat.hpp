@@ -70,6 +70,18 @@ PMQA_DEV void warp_sync() {
 #endif
 }
 
+// True on every lane of a warp of 32 when `pred` holds on all of them: one vote instruction on
+// NVIDIA; shuffles elsewhere (the host runtime has no votes).
+PMQA_DEV bool warp32_all(bool pred) {
+#if defined(__CUDACC__) && defined(PMQA_DEVICE_BUILD)
+  return __all_sync(0xFFFFFFFFu, pred) != 0;
+#else
+  int ok = pred ? 1 : 0;
+  for (int m = 16; m > 0; m /= 2) ok &= __shfl_xor(ok, m, 32);
+  return ok != 0;
+#endif
+}
+
 PMQA_DEV float quiet_nan() { return bits_to_float(0x7FC00000u); }
 PMQA_DEV float minus_infinity() { return bits_to_float(0xFF800000u); }
 

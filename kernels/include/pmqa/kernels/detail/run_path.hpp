@@ -193,7 +193,8 @@ class PreparedRun {
         };
         auto wgmma = [&](auto fn) {
           const dim3 wg_grid(static_cast<unsigned>(be_.persistent_blocks(piece == 128 ? kdev::kWgCtasPerSm<128> : kdev::kWgCtasPerSm<64>)));
-          be_.launch_shared("fused_wgmma_kernel", fn, wg_grid, dim3(kdev::kWgThreads), sizeof(kdev::WgSharedSpace), q);
+          const std::size_t shared = piece == 128 ? sizeof(kdev::WgSharedSpace<128>) : sizeof(kdev::WgSharedSpace<64>);
+          be_.launch_shared("fused_wgmma_kernel", fn, wg_grid, dim3(kdev::kWgThreads), shared, q);
         };
         if (wgmma_) {
           pick(wgmma, kdev::fused_wgmma_kernel<Hooks, 32>, kdev::fused_wgmma_kernel<Hooks, 64>,
