@@ -149,8 +149,10 @@ PMQA_DEV void fold_chunk(const LogitsParams& p, const ChunkCursor& k, float (&ac
     if constexpr (Hooks::kSkipEpilogue) {
       part[0] += a[0] + a[1] + a[2] + a[3];  // keep the wgmma live
     } else {
-      part[0] += seq.w[tile][0] * Hooks::relu(in_lo * a[0]) + seq.w[tile][1] * Hooks::relu(in_lo * a[1]);
-      part[1] += seq.w[tile][0] * Hooks::relu(in_hi * a[2]) + seq.w[tile][1] * Hooks::relu(in_hi * a[3]);
+      part[0] = fmaf(seq.w[tile][0], Hooks::relu(in_lo * a[0]), part[0]);
+      part[0] = fmaf(seq.w[tile][1], Hooks::relu(in_lo * a[1]), part[0]);
+      part[1] = fmaf(seq.w[tile][0], Hooks::relu(in_hi * a[2]), part[1]);
+      part[1] = fmaf(seq.w[tile][1], Hooks::relu(in_hi * a[3]), part[1]);
     }
     if (((tile + 1) & row_mask) == 0)  // output row tile >> row_shift done
       flush_wg_rows<Hooks, kRows>(p, seq, tile >> row_shift, k.c * kChunkKeys, part, scale);
@@ -186,8 +188,13 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>) fused_wgmma_k
   // The -inf tails while the first copies are in flight.
   fill_dead_tails<Hooks>(p, me, groups, tid, kWgThreads);
 
-  SequenceRows<kRows> seq;
-  std::int64_t q_b = -1;  // the sequence the q tile and seq hold
+  SequenceRows<kRows> seq{};  // zeroed: compilers cannot see it is loaded before use
+  std::int64_t q_b = -1;      // the sequence the q tile and seq hold
+  if (count > 0) {  // the first sequence's rows while the first copies are in flight (the loop's
+    load_sequence<Hooks, kRows>(p, compute.b, sh, seq);  // first fence and barrier publish them)
+    q_b = compute.b;
+  }
+  const WgmmaFp8::Tile keys0 = WgmmaFp8::tile(sh.keys[0]), q0 = WgmmaFp8::tile(sh.q);
   float acc[kHalves][WgmmaFp8::kAcc] = {};
   for (std::int64_t i = 0; i < count; ++i) {
     const int s = static_cast<int>(i % kWgStages);
@@ -210,7 +217,9 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>) fused_wgmma_k
       PMQA_UNROLL
       for (int ks = 0; ks < kChunkRowBytes / WgmmaFp8::kK; ++ks) {
         PMQA_UNROLL
-        for (int h = 0; h < kHalves; ++h) WgmmaFp8::mma(acc[h], sh.keys[s], sh.q + h * 64 * kChunkRowBytes, ks, ks > 0);
+        for (int h = 0; h < kHalves; ++h)
+          WgmmaFp8::mma(acc[h], WgmmaFp8::advance(keys0, s * kChunkKeys * kChunkRowBytes),
+                        WgmmaFp8::advance(q0, h * 64 * kChunkRowBytes), ks, ks > 0);
       }
       WgmmaFp8::commit();
       WgmmaFp8::wait_all();

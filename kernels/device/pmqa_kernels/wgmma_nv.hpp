@@ -62,13 +62,31 @@ struct WgmmaFp8 {
 #endif
   }
 
-  // d (+)= A * B^T over bytes [32ks, 32ks+32) of the rows: A the 64-row tile at `a`, B the one at
-  // `b`. accumulate == false overwrites d. Asynchronous on the GPU: commit(), then wait_all().
-  static PMQA_DEV void mma(float (&d)[kAcc], const std::uint8_t* a, const std::uint8_t* b, int ks, bool accumulate) {
+  // An operand tile: its address (what the emulation reads) and, on sm_90a, its descriptor, built
+  // once per kernel and moved with integer adds (its address field counts 16-byte units).
+  struct Tile {
+    const std::uint8_t* at;
+    std::uint64_t desc;
+  };
+  static PMQA_DEV Tile tile(const std::uint8_t* at) {
 #if defined(PMQA_WGMMA)
-    issue(d, descriptor(a + kK * ks), descriptor(b + kK * ks), accumulate ? 1 : 0);
+    return {at, descriptor(at)};
 #else
-    emulate(d, a, b, ks, accumulate);
+    return {at, 0};
+#endif
+  }
+  // The tile `bytes` further on (a multiple of 1024, so the swizzle phase is kept).
+  static PMQA_DEV Tile advance(const Tile& t, int bytes) {
+    return {t.at + bytes, t.desc + static_cast<std::uint64_t>(bytes >> 4)};
+  }
+
+  // d (+)= A * B^T over bytes [32ks, 32ks+32) of the rows: A the 64-row tile a, B the 64-row tile
+  // b. accumulate == false overwrites d. Asynchronous on the GPU: commit(), then wait_all().
+  static PMQA_DEV void mma(float (&d)[kAcc], const Tile& a, const Tile& b, int ks, bool accumulate) {
+#if defined(PMQA_WGMMA)
+    issue(d, a.desc + static_cast<std::uint64_t>(2 * ks), b.desc + static_cast<std::uint64_t>(2 * ks), accumulate ? 1 : 0);
+#else
+    emulate(d, a.at, b.at, ks, accumulate);
 #endif
   }
 
