@@ -123,14 +123,26 @@ inline constexpr int kTailPiece = 1024;
 template <class Hooks>
 PMQA_DEV void fill_dead_tails(const LogitsParams& p, std::int64_t unit, std::int64_t units, int thread, int threads) {
   const std::int64_t pieces = (p.max_model_len + kTailPiece - 1) / kTailPiece;
-  const std::int64_t items = p.batch * p.mma_n_count * pieces;
-  for (std::int64_t i = unit; i < items; i += units) {
-    const std::int64_t row = i / pieces, piece = i % pieces;
-    const std::int64_t b = row / p.mma_n_count, n = p.mma_n_begin + row % p.mma_n_count;
+  const std::int64_t rows = p.batch * p.mma_n_count;
+  if (pieces == 0 || unit >= rows * pieces) return;
+  // (row, piece) of item unit + k * units, advanced without a 64-bit division per item; a row's
+  // (sequence, next_n) split in 32 bits (rows <= 65535 * 128).
+  std::int64_t row = unit / pieces, piece = unit % pieces;
+  const std::int64_t step_row = units / pieces, step_piece = units % pieces;
+  const auto count = static_cast<std::uint32_t>(p.mma_n_count);
+  while (row < rows) {
+    const std::int64_t b = static_cast<std::uint32_t>(row) / count;
+    const std::int64_t n = p.mma_n_begin + static_cast<std::uint32_t>(row) % count;
     const std::int64_t dead = chunks_of(live_keys<Hooks>(p, b)) * kChunkKeys;
     const std::int64_t end = (piece + 1) * kTailPiece < p.max_model_len ? (piece + 1) * kTailPiece : p.max_model_len;
     for (std::int64_t j = (piece * kTailPiece > dead ? piece * kTailPiece : dead) + thread; j < end; j += threads)
       p.out[Hooks::out_offset(b * p.next_n + n, p.out_row_stride, j)] = minus_infinity();
+    row += step_row;
+    piece += step_piece;
+    if (piece >= pieces) {
+      piece -= pieces;
+      ++row;
+    }
   }
 }
 

@@ -86,13 +86,12 @@ PMQA_DEV void load_sequence(const LogitsParams& p, std::int64_t b, WgShared<kRow
     PMQA_UNROLL
     for (int e = 0; e < 4; ++e) dst[e] = v[e];
   }
+  // The launch's weights are contiguous: column c is row mma_n_begin + c / H, head c % H.
+  const float* w = p.weights + (b * p.next_n + p.mma_n_begin) * p.heads + 2 * t;
   PMQA_UNROLL
   for (int tile = 0; tile < kRows / 8; ++tile) {
     PMQA_UNROLL
-    for (int e = 0; e < 2; ++e) {
-      const int col = 8 * tile + 2 * t + e;
-      seq.w[tile][e] = p.weights[(b * p.next_n + p.mma_n_begin + (col >> hs)) * p.heads + (col & hmask)];
-    }
+    for (int e = 0; e < 2; ++e) seq.w[tile][e] = w[8 * tile + e];
   }
   PMQA_UNROLL
   for (int k = 0; k < SequenceRows<kRows>::kOut; ++k) {
