@@ -4,17 +4,17 @@
 // output contract, same work split, same stage layout family as fused_mma.hpp; the host executor
 // runs it with the instruction emulated.
 //
-// Structure (v6; bench/results/fused-mma-notes.md):
-// - A persistent grid of single-warpgroup CTAs (5 per SM, 3 for 128 rows): every warpgroup takes an equal
-//   contiguous share of the launch's live chunks (chunk_work.hpp) and streams them through its own
-//   4-stage cp.async ring, three chunks in flight while it computes on a fourth.
+// Structure (v6d; bench/results/fused-mma-notes.md):
+// - A persistent grid of single-warpgroup CTAs (5 per SM, 3 for 128 rows): every warpgroup takes
+//   an equal contiguous share of the launch's live chunks (chunk_work.hpp) and streams them
+//   through its own 4-stage cp.async ring, three chunks in flight while it computes on a fourth.
 // - Keys are M, query rows are N: one chunk is 4 wgmma k-steps (two N halves for 128 rows), the
 //   keys read by the tensor cores straight from the stage (128-byte swizzle), q from a shared tile
 //   loaded once per sequence. No operand passes through registers and nothing is converted.
 // - The epilogue folds w[h] * relu(s * S) along each accumulator row (a key), 2 shuffles finish a
 //   row group, and one lane of 4 writes it; weights, valid lengths and output rows are read once
-//   per sequence. The -inf tails past the live chunks are written up front (fill_dead_tails). When a warp's 16 key scales are > 0 they move out of
-//   the relu.
+//   per sequence. When a warp's 16 key scales are > 0 they move out of the relu. The -inf tails
+//   past the live chunks are written up front (fill_dead_tails).
 //
 // One launch scores the rows of next_n values [mma_n_begin, mma_n_begin + mma_n_count), kRows =
 // 32, 64 or 128 query rows (32: the instruction's upper 32 columns run on zeros and are ignored).
@@ -27,7 +27,8 @@ PMQA_KDEV_BEGIN
 inline constexpr int kWgThreads = WgmmaFp8::kThreads;  // one warpgroup per CTA
 inline constexpr int kWgStages = 4;
 // CTAs per SM: 5 (102 registers a thread, 44 KB of shared memory each); 3 with 128 query rows,
-// whose two accumulator halves would spill below 168 registers.
+// whose two accumulator halves would spill below 168 registers. Measured at the decode shape:
+// 4 stages x 5 CTAs beat 3 x 6 and 7 x 3 (notes v6e, v6f): copies in flight and warps both count.
 template <int kRows>
 inline constexpr int kWgCtasPerSm = kRows == 128 ? 3 : 5;
 
