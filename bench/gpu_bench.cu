@@ -252,7 +252,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   try {
-    const bool wgmma = gpu->cc_major == 9 && gpu->cc_minor == 0 && pmqa::kernels::detail::device_runs_wgmma();
+    const bool wgmma = pmqa::kernels::detail::device_runs_wgmma(gpu->cc_major, gpu->cc_minor);
     HipBackend be(gpu->device, gpu->multiprocessors, gpu->cc_major * 10 + gpu->cc_minor >= 89, wgmma);
     const double bw = copy_bandwidth(be, 20);
     const double fma = fma_rate(be, gpu->multiprocessors, 20);

@@ -66,15 +66,11 @@ class GpuExecutor final : public Executor {
  private:
   // sm_90 with sm_90a code in this binary (asked of the device once per executor).
   bool has_wgmma() {
-#if defined(__HIP_PLATFORM_NVIDIA__)
     if (!wgmma_) {
       PMQA_HIP_CHECK(hipSetDevice(info_.device));
-      wgmma_ = info_.cc_major == 9 && info_.cc_minor == 0 && detail::device_runs_wgmma();
+      wgmma_ = detail::device_runs_wgmma(info_.cc_major, info_.cc_minor);
     }
     return *wgmma_;
-#else
-    return false;
-#endif
   }
 
   GpuInfo info_;

@@ -84,41 +84,11 @@ PMQA_DEV void next_chunk(const LogitsParams& p, ChunkCursor& k) {
   }
 }
 
-// The -inf part of the output no live chunk covers: chunks at or past a sequence's live keys, in
-// a grid-stride loop over (sequence, chunk) by warps (`warp` of `warps`), the position advanced
-// without a 64-bit division per item and a sequence's live chunks read once.
-template <class Hooks>
-PMQA_DEV void fill_dead_chunks(const LogitsParams& p, std::int64_t warp, std::int64_t warps) {
-  const int lane = static_cast<int>(threadIdx.x) % kChunkWarp;
-  const std::int64_t per_row = chunks_of(p.max_model_len);
-  if (per_row == 0 || warp >= p.batch * per_row) return;
-  std::int64_t b = warp / per_row, c = warp % per_row;
-  std::int64_t live_b = -1, live = 0;
-  const std::int64_t step_b = warps / per_row, step_c = warps % per_row;
-  while (b < p.batch) {
-    if (b != live_b) {
-      live = chunks_of(live_keys<Hooks>(p, b));
-      live_b = b;
-    }
-    if (c >= live) {  // a dead chunk (live ones are written by their warps)
-      for (int i = lane; i < p.mma_n_count * kChunkKeys; i += kChunkWarp) {
-        const std::int64_t n = p.mma_n_begin + i / kChunkKeys, j = c * kChunkKeys + i % kChunkKeys;
-        if (j < p.max_model_len) p.out[Hooks::out_offset(b * p.next_n + n, p.out_row_stride, j)] = minus_infinity();
-      }
-    }
-    b += step_b;
-    c += step_c;
-    if (c >= per_row) {
-      c -= per_row;
-      ++b;
-    }
-  }
-}
-
-// The same -inf part as fill_dead_chunks, as contiguous row tails: each launch row's cells from
-// its sequence's last live chunk to max_model_len, cut into pieces of kTailPiece cells, one
-// piece per `unit` of `units` (strided), `threads` threads of a unit storing consecutive cells.
-// The wgmma kernel runs it before its main loop, where the stores overlap the first copies.
+// The -inf part of the output no live chunk covers, as contiguous row tails: each launch row's
+// cells from its sequence's last live chunk to max_model_len, cut into pieces of kTailPiece
+// cells, one piece per `unit` of `units` (strided: a warp of fused-mma's mma.sync kernel, a
+// warpgroup of its wgmma kernel), `threads` threads of a unit storing consecutive cells. The wgmma
+// kernel runs it before its main loop, where the stores overlap the first copies.
 inline constexpr int kTailPiece = 1024;
 template <class Hooks>
 PMQA_DEV void fill_dead_tails(const LogitsParams& p, std::int64_t unit, std::int64_t units, int thread, int threads) {

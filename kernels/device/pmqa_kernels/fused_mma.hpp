@@ -158,9 +158,7 @@ PMQA_DEV void score_tile(const LogitsParams& p, const ChunkCursor& k, const Chun
 // True on every lane when every key of the stage has a scale > 0 (NaN and -0 are not).
 PMQA_DEV bool all_scales_positive(const ChunkStage& st) {
   const int lane = static_cast<int>(threadIdx.x) % NvMmaF16::kWarp;
-  int ok = st.scales[lane] > 0.0f && st.scales[lane + 32] > 0.0f ? 1 : 0;
-  for (int m = NvMmaF16::kWarp / 2; m > 0; m /= 2) ok &= __shfl_xor(ok, m, NvMmaF16::kWarp);
-  return ok != 0;
+  return warp32_all(st.scales[lane] > 0.0f && st.scales[lane + 32] > 0.0f);
 }
 
 // Scores one chunk held in a stage: all launch rows x its 64 keys, a 16-key tile at a time (one
@@ -259,7 +257,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaCtasPerSm) fused_mma_kernel(L
     next_chunk<Hooks>(p, compute);
   }
   async_wait<0>();  // no copy may outlive the CTA's shared memory
-  fill_dead_chunks<Hooks>(p, me, warps);
+  fill_dead_tails<Hooks>(p, me, warps, static_cast<int>(threadIdx.x) % NvMmaF16::kWarp, NvMmaF16::kWarp);
 }
 
 PMQA_KDEV_END

@@ -26,9 +26,12 @@ __global__ void wgmma_built_probe(int* out) {
 #endif
 }
 
-// Whether the current device runs sm_90a code from this binary: asked of the device itself, so a
-// build for "90" (no wgmma) or a fat binary picking another arch's code answers no.
-inline bool device_runs_wgmma() {
+// Whether the current device (compute capability major.minor) has wgmma and runs sm_90a code from
+// this binary: an sm_90 device, asked itself which code it runs, so a build for "90" (no wgmma) or
+// a fat binary picking another arch's code answers no. Always no on AMD.
+inline bool device_runs_wgmma(int cc_major, int cc_minor) {
+#if defined(__HIP_PLATFORM_NVIDIA__)
+  if (cc_major != 9 || cc_minor != 0) return false;
   int* flag = nullptr;
   int host = 0;
   PMQA_HIP_CHECK(hipMalloc(&flag, sizeof(int)));
@@ -37,6 +40,11 @@ inline bool device_runs_wgmma() {
   const hipError_t copied = hipMemcpy(&host, flag, sizeof(int), hipMemcpyDeviceToHost);
   static_cast<void>(hipFree(flag));
   return launched == hipSuccess && copied == hipSuccess && host == 1;
+#else
+  static_cast<void>(cc_major);
+  static_cast<void>(cc_minor);
+  return false;
+#endif
 }
 
 class HipBackend {
