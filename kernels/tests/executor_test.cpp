@@ -2,6 +2,9 @@
 // the output contract checked cell by cell against the fp64 reference.
 #include <link.h>
 
+#include <map>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "pmqa/fixtures/suites.hpp"
@@ -46,39 +49,84 @@ class FusedMmaOnHost : public ::testing::TestWithParam<kernels::MmaInstruction> 
 TEST_P(FusedMmaOnHost, EveryFittingCaseMatchesTheReference) {
   const auto exec = kernels::make_host_executor({.warp_size = 32});
   int ran = 0;
+  std::map<std::string, int> copies;  // by key_copies
   for (const auto& sc : fixtures::suite("quick")) {
     const Case c = fixtures::make_case(sc.spec);
     if (GetParam() == kernels::MmaInstruction::wgmma && c.fp8 != Fp8Format::e4m3fn) continue;  // OCP only
     const auto run = exec->run(kernels::Path::fused, c, {.mma_instruction = GetParam()});  // mma where it fits
     if (run.kernel != "fused-mma") continue;
     ++ran;
+    ++copies[run.key_copies];
     EXPECT_EQ(run.instruction, kernels::to_string(GetParam())) << sc.name;
     const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out);
-    EXPECT_TRUE(rep.passed()) << sc.name << " (fused-mma " << run.instruction << " on host-w32)\n" << rep.to_text();
+    EXPECT_TRUE(rep.passed()) << sc.name << " (fused-mma " << run.instruction << ", " << run.key_copies << " on host-w32)\n"
+                              << rep.to_text();
   }
   EXPECT_GE(ran, 5);
+  // The wgmma kernel's two copy paths both ran (tensor-map copies where the cache allows them);
+  // mma.sync has only cp.async.
+  if (GetParam() == kernels::MmaInstruction::wgmma) {
+    EXPECT_GE(copies["tensor-map"], 1);
+    EXPECT_GE(copies["cp.async"], 1);
+  } else {
+    EXPECT_EQ(copies["cp.async"], ran);
+  }
 }
 
 // The chunk pipeline reuses shared-memory stages: with the host's copies happening at once, a
 // missing barrier would let one thread overwrite a stage another still reads. Shuffled schedules
 // expose that as run-to-run differences.
+// Block size 16 (cp.async copies) and 64 (the wgmma kernel's tensor-map copies).
 TEST_P(FusedMmaOnHost, ShuffledSchedulesGiveTheSameBits) {
+  for (const int block_size : {16, 64}) {
+    fixtures::CaseSpec s;
+    s.batch = 2;
+    s.next_n = 2;
+    s.heads = 64;
+    s.head_dim = 128;
+    s.block_size = block_size;
+    s.max_model_len = 1100;
+    s.context_lens = {1100, 700};
+    const Case c = fixtures::make_case(s);
+    const auto exec = kernels::make_host_executor({.warp_size = 32, .schedule_seed = 0xC0FFEE});
+    const auto run = exec->run(kernels::Path::fused, c,
+                               {.variant = kernels::FusedVariant::mma, .mma_instruction = GetParam(), .launches = 3});
+    EXPECT_EQ(run.instruction, kernels::to_string(GetParam()));
+    const bool tma = GetParam() == kernels::MmaInstruction::wgmma && block_size == 64;
+    EXPECT_EQ(run.key_copies, tma ? "tensor-map" : "cp.async") << "block_size " << block_size;
+    EXPECT_TRUE(run.deterministic()) << run.differing_cells << " cells differ, block_size " << block_size;
+    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
+    EXPECT_TRUE(rep.passed()) << "block_size " << block_size << "\n" << rep.to_text();
+  }
+}
+
+// Which cases the wgmma kernel copies through the tensor map: the plain layout with whole 64-key
+// boxes in a block; the rest by cp.async (and every other kernel reports none or cp.async).
+TEST(FusedMmaKeyCopies, TensorMapWhereTheCacheAllowsIt) {
+  const auto w32 = kernels::make_host_executor({.warp_size = 32});
+  auto copies = [&](int block_size, KvLayout layout, kernels::MmaInstruction instruction) {
+    fixtures::CaseSpec s;
+    s.heads = 32;
+    s.head_dim = 128;
+    s.block_size = block_size;
+    s.layout = layout;
+    s.context_lens = {300};
+    s.max_model_len = 320;
+    const Case c = fixtures::make_case(s);
+    const auto run = w32->run(kernels::Path::fused, c, {.mma_instruction = instruction});
+    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out);
+    EXPECT_TRUE(rep.passed()) << "block_size " << block_size << "\n" << rep.to_text();
+    return run.key_copies;
+  };
+  EXPECT_EQ(copies(64, KvLayout::normal, kernels::MmaInstruction::wgmma), "tensor-map");
+  EXPECT_EQ(copies(128, KvLayout::normal, kernels::MmaInstruction::wgmma), "tensor-map");
+  EXPECT_EQ(copies(32, KvLayout::normal, kernels::MmaInstruction::wgmma), "cp.async");
+  EXPECT_EQ(copies(64, KvLayout::shuffle, kernels::MmaInstruction::wgmma), "cp.async");
+  EXPECT_EQ(copies(64, KvLayout::normal, kernels::MmaInstruction::mma_sync), "cp.async");
   fixtures::CaseSpec s;
-  s.batch = 2;
-  s.next_n = 2;
-  s.heads = 64;
-  s.head_dim = 128;
-  s.block_size = 16;
-  s.max_model_len = 1100;
-  s.context_lens = {1100, 700};
-  const Case c = fixtures::make_case(s);
-  const auto exec = kernels::make_host_executor({.warp_size = 32, .schedule_seed = 0xC0FFEE});
-  const auto run = exec->run(kernels::Path::fused, c,
-                             {.variant = kernels::FusedVariant::mma, .mma_instruction = GetParam(), .launches = 3});
-  EXPECT_EQ(run.instruction, kernels::to_string(GetParam()));
-  EXPECT_TRUE(run.deterministic()) << run.differing_cells << " cells differ";
-  const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
-  EXPECT_TRUE(rep.passed()) << rep.to_text();
+  s.context_lens = {100};
+  s.max_model_len = 128;
+  EXPECT_EQ(kernels::make_host_executor({.warp_size = 64})->run(kernels::Path::fused, fixtures::make_case(s)).key_copies, "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Instructions, FusedMmaOnHost,

@@ -37,9 +37,11 @@ struct Swizzle128 {
 // Byte offset of key r's segment s (16 bytes) in a fused-mma stage.
 PMQA_DEV int stage_segment(int r, int s) { return PairSwizzle::segment(r, s); }
 
-// The physical block holding chunk k's first key (every chunk copied has one: it is live).
+// The physical block holding chunk k's first key (every chunk copied has one: it is live). 32-bit,
+// as the block table holds it: a caller reading it ahead keeps the load's latency hidden (widened
+// at once, the sign extension would wait for the load right there).
 template <class Hooks>
-PMQA_DEV std::int64_t first_page(const LogitsParams& p, const ChunkCursor& k) {
+PMQA_DEV std::int32_t first_page(const LogitsParams& p, const ChunkCursor& k) {
   const KeySlot slot = key_slot(p, k.c * kChunkKeys);
   return p.block_table[k.b * p.max_blocks_per_seq + slot.logical];
 }

@@ -31,9 +31,17 @@ struct ChunkCursor {
 template <class Hooks>
 PMQA_DEV std::int64_t total_live_chunks(const LogitsParams& p) {
   const int lane = static_cast<int>(threadIdx.x) % kChunkWarp;
+  // Four sequences per lane per round, their context-length loads in flight together: the first
+  // memory round trip of every persistent warp, one per 128 sequences instead of per 32.
+  constexpr int kPerLane = 4;
   long long total = 0;
-  for (std::int64_t b0 = 0; b0 < p.batch; b0 += kChunkWarp)
-    if (b0 + lane < p.batch) total += chunks_of(live_keys<Hooks>(p, b0 + lane));
+  for (std::int64_t b0 = 0; b0 < p.batch; b0 += kChunkWarp * kPerLane) {
+    PMQA_UNROLL
+    for (int u = 0; u < kPerLane; ++u) {
+      const std::int64_t b = b0 + kChunkWarp * u + lane;
+      if (b < p.batch) total += chunks_of(live_keys<Hooks>(p, b));
+    }
+  }
   for (int m = kChunkWarp / 2; m > 0; m /= 2) total += __shfl_xor(total, m, kChunkWarp);
   return total;
 }

@@ -4,10 +4,13 @@
 // output contract, same work split, same stage layout family as fused_mma.hpp; the host executor
 // runs it with the instruction emulated.
 //
-// Structure (v6d; bench/results/fused-mma-notes.md):
+// Structure (v7; bench/results/fused-mma-notes.md):
 // - A persistent grid of single-warpgroup CTAs (5 per SM, 3 for 128 rows): every warpgroup takes
 //   an equal contiguous share of the launch's live chunks (chunk_work.hpp) and streams them
-//   through its own 4-stage cp.async ring, three chunks in flight while it computes on a fourth.
+//   through its own 4-stage ring, three chunks in flight while it computes on a fourth. A stage
+//   is filled by one tensor-map copy (TMA, tma_nv.hpp) issued by thread 0 where the launch has a
+//   key map (the plain layout, block_size a multiple of 64), else by cp.async from all 128
+//   threads; either way the stage's mbarrier says when it has landed.
 // - Keys are M, query rows are N: one chunk is 4 wgmma k-steps (two N halves for 128 rows), the
 //   keys read by the tensor cores straight from the stage (128-byte swizzle), q from a shared tile
 //   loaded once per sequence. No operand passes through registers and nothing is converted.
@@ -20,7 +23,7 @@
 // 32, 64 or 128 query rows (32: the instruction's upper 32 columns run on zeros and are ignored).
 #pragma once
 
-#include "pmqa_kernels/wgmma_nv.hpp"
+#include "pmqa_kernels/tma_nv.hpp"
 
 PMQA_KDEV_BEGIN
 
@@ -40,6 +43,7 @@ struct WgShared {
   std::uint8_t keys[kWgStages][kChunkKeys * kChunkRowBytes];  // the ring: 8 KB per stage
   std::uint8_t q[kQRows * kChunkRowBytes];                    // the sequence's query rows
   float scales[kWgStages][kChunkKeys];
+  Mbarrier full[kWgStages];  // stage s holds its chunk: one phase per use of the stage
 };
 // What the kernel asks for: WgShared plus room to align it to 1024 bytes.
 template <int kRows>
@@ -159,32 +163,80 @@ PMQA_DEV void fold_chunk(const LogitsParams& p, const ChunkCursor& k, float (&ac
   }
 }
 
+// Stage s's copies of chunk k (its first key in physical block `page`), completing on the stage's
+// barrier: by thread 0 alone through the tensor map when the launch has one (p.key_tma), else by
+// every thread of the warpgroup with cp.async (other layouts and block sizes).
 template <class Hooks, int kRows>
-__global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>) fused_wgmma_kernel(LogitsParams p) {
+PMQA_DEV void issue_stage(const LogitsParams& p, const KeyMap& key_map, const ChunkCursor& k, std::int32_t page,
+                          WgShared<kRows>& sh, int s, int tid) {
+  if (p.key_tma == 0) {
+    copy_chunk<Hooks, kWgThreads, Swizzle128>(p, k, page, sh.keys[s], sh.scales[s], tid);
+    mbar_arrive_on_copies(sh.full[s]);
+    return;
+  }
+  if constexpr (Hooks::kSkipKeyLoads) {
+    mbar_arrive(sh.full[s]);
+  } else {
+    const std::int64_t t0 = key_slot(p, k.c * kChunkKeys).token;
+    // The chunk's first row in the block's value region, through the same indexing hook as every
+    // other key address (t0 itself; a mutant's wrong offset moves the box with it).
+    const auto row = static_cast<std::int32_t>(Hooks::template value_offset<kChunkRowBytes>(false, t0, 0) / kChunkRowBytes);
+    const std::uint8_t* block = p.kv + Hooks::block_offset(page, p.block_stride);
+    mbar_arrive_expect(sh.full[s], kChunkKeyBytes + kChunkScaleBytes);
+    tma_load_keys(key_map, page, row, sh.keys[s], sh.full[s]);
+    bulk_load(sh.scales[s], block + Hooks::template scale_offset<kChunkRowBytes>(p.block_size, t0), kChunkScaleBytes, sh.full[s]);
+  }
+}
+
+template <class Hooks, int kRows>
+__global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
+    fused_wgmma_kernel(LogitsParams p, const PMQA_GRID_CONSTANT KeyMap key_map) {
   static_assert(kRows == 32 || kRows == 64 || kRows == 128, "fused-mma scores 32, 64 or 128 query rows per launch");
   constexpr int kHalves = kRows == 128 ? 2 : 1;  // n64 instructions per k-step
+  constexpr int kAhead = kWgStages - 1;          // chunks in flight while one is computed
   PMQA_SHARED_OBJECT(WgSharedSpace<kRows>, space);
   WgShared<kRows>& sh = align_shared(space);
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32;
   const std::int64_t groups = gridDim.x, me = blockIdx.x;
+  // Who issues copies: thread 0 with the tensor map, every thread with cp.async.
+  const bool producer = p.key_tma == 0 || tid == 0;
+  if (tid == 0) {
+    PMQA_UNROLL
+    for (int s = 0; s < kWgStages; ++s) mbar_init(sh.full[s], p.key_tma != 0 ? 1 : kWgThreads);
+    if (p.key_tma != 0) prefetch_key_map(key_map);
+  }
+  mbar_init_fence();
+  Hooks::barrier();
 
   // This warpgroup's share of the live chunks: [begin, end) (every warp computes the same).
   const std::int64_t total = total_live_chunks<Hooks>(p);
   const std::int64_t begin = total * me / groups, count = total * (me + 1) / groups - begin;
-  ChunkCursor issue = seek_chunk<Hooks>(p, begin);
-  ChunkCursor compute = issue;
-  std::int64_t page = count > 0 ? first_page<Hooks>(p, issue) : 0;  // read one chunk ahead of its copies
-  // Copies of chunk i go to stage i % kWgStages; one commit group per chunk (empty past the end).
+  ChunkCursor compute = seek_chunk<Hooks>(p, begin);
+  ChunkCursor issue = compute;  // the next chunk to copy (producers only)
+  std::int32_t page = 0;        // its first block, read one chunk ahead of its copies
+  if (producer && count > 0) {
+    // The first kAhead chunks' blocks as independent loads (one memory round trip, not kAhead).
+    ChunkCursor ahead[kAhead];
+    std::int32_t pages[kAhead] = {};
+    PMQA_UNROLL
+    for (int j = 0; j < kAhead; ++j) {
+      ahead[j] = issue;
+      if (j < count) pages[j] = first_page<Hooks>(p, issue);
+      next_chunk<Hooks>(p, issue);
+    }
+    if (kAhead < count) page = first_page<Hooks>(p, issue);
+    PMQA_UNROLL
+    for (int j = 0; j < kAhead; ++j)
+      if (j < count) issue_stage<Hooks, kRows>(p, key_map, ahead[j], pages[j], sh, j, tid);
+  }
+  // Copies of chunk i go to stage i % kWgStages.
   auto issue_next = [&](std::int64_t i) {
-    if (i < count) {
-      const int s = static_cast<int>(i % kWgStages);
-      copy_chunk<Hooks, kWgThreads, Swizzle128>(p, issue, page, sh.keys[s], sh.scales[s], tid);
+    if (producer && i < count) {
+      issue_stage<Hooks, kRows>(p, key_map, issue, page, sh, static_cast<int>(i % kWgStages), tid);
       next_chunk<Hooks>(p, issue);
       if (i + 1 < count) page = first_page<Hooks>(p, issue);
     }
-    async_commit();
   };
-  for (int i = 0; i < kWgStages - 1; ++i) issue_next(i);
   // The -inf tails while the first copies are in flight.
   fill_dead_tails<Hooks>(p, me, groups, tid, kWgThreads);
 
@@ -194,14 +246,18 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>) fused_wgmma_k
     load_sequence<Hooks, kRows>(p, compute.b, sh, seq);  // first fence and barrier publish them)
     q_b = compute.b;
   }
+  // Every thread's first copies are issued before anyone waits for them. A GPU thread would just
+  // wait at the stage's barrier; the host executor's cannot block there (its emulated wait traps
+  // on an open phase), and the loop's own barrier comes after the first wait. One barrier per CTA.
+  Hooks::barrier();
   const WgmmaFp8::Tile keys0 = WgmmaFp8::tile(sh.keys[0]), q0 = WgmmaFp8::tile(sh.q);
   float acc[kHalves][WgmmaFp8::kAcc] = {};
   for (std::int64_t i = 0; i < count; ++i) {
     const int s = static_cast<int>(i % kWgStages);
-    async_wait<kWgStages - 2>();                // this thread's copies of chunk i ...
-    WgmmaFp8::fence_shared_for_tensor_cores();  // ... visible to the tensor cores ...
-    Hooks::barrier();                           // ... and every thread's; every thread is past chunk i-1
-    issue_next(i + kWgStages - 1);              // into the stage chunk i-1 used
+    mbar_wait(sh.full[s], static_cast<int>((i / kWgStages) & 1));  // chunk i's copies landed ...
+    WgmmaFp8::fence_shared_for_tensor_cores();  // ... visible to the tensor cores (cp.async, the q tile)
+    Hooks::barrier();                           // every thread is past chunk i-1 and its stage
+    issue_next(i + kAhead);                     // into the stage chunk i-1 used
     if (compute.b != q_b) {  // a new sequence (the same branch in every thread)
       load_sequence<Hooks, kRows>(p, compute.b, sh, seq);
       WgmmaFp8::fence_shared_for_tensor_cores();
@@ -234,7 +290,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>) fused_wgmma_k
     else fold_chunk<Hooks, kRows, false>(p, compute, acc, seq, s_lo, s_hi);
     next_chunk<Hooks>(p, compute);
   }
-  async_wait<0>();  // no copy may outlive the CTA's shared memory
+  // Every copy issued was waited for: none outlives the CTA's shared memory.
 }
 
 PMQA_KDEV_END

@@ -25,6 +25,9 @@ struct LogitsParams {
   // fused-mma scores the rows of next_n values [mma_n_begin, mma_n_begin + mma_n_count) per launch
   // (its shared memory holds 128 query rows at most; larger N*H takes several launches).
   std::int64_t mma_n_begin = 0, mma_n_count = 0;
+  // fused-mma's wgmma kernel: 1 when the launch passes a KeyMap (tma_nv.hpp) of the cache and its
+  // chunks are copied through it.
+  int key_tma = 0;
 };
 
 PMQA_KDEV_END

@@ -68,6 +68,7 @@ struct RunResult {
   std::string kernel;                    // what ran: "fused-scalar", "fused-mma", "fused-mfma" or "two-stage"
   std::string kernel_reason;             // why that kernel (e.g. why not the matrix-unit variant)
   std::string instruction;               // fused-mma's instruction ("wgmma" or "mma.sync"), else ""
+  std::string key_copies;                // fused-mma's key copies ("tensor-map" or "cp.async"), else ""
   bool deterministic() const noexcept { return differing_cells == 0; }
 };
 

@@ -11,7 +11,8 @@
 
 #include "pmqa/kernels/executor.hpp"
 #include "pmqa/kernels/toolchain/hip_check.hpp"
-#include "pmqa_kernels/wgmma_nv.hpp"
+#include "pmqa/kernels/detail/key_map_nv.hpp"
+#include "pmqa_kernels/tma_nv.hpp"
 
 namespace pmqa::kernels::detail {
 
@@ -59,6 +60,8 @@ class HipBackend {
   // wgmma: sm_90 running sm_90a code (gpu_executor.cu decides).
   bool has_wgmma() const noexcept { return wgmma_; }
   bool has_fp8_mfma(Fp8Format f) const noexcept { return mfma_format_ && *mfma_format_ == f; }
+  // The wgmma kernel's tensor map of the keys (NVIDIA only).
+  std::optional<kdev::KeyMap> key_map(const kdev::KeyMapFields& f) const { return encode_key_map(f); }
   FusedVariant automatic_variant(const Case& c) const noexcept {
     if (fp8_mma_) return FusedVariant::mma;
     if (has_fp8_mfma(c.fp8)) return FusedVariant::mfma;

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -129,6 +131,7 @@ class PreparedRun {
       kernel_ = "two-stage";
       reason_ = "the two-stage path was asked for";
     }
+    if (wgmma_) use_key_map(c);
     if (path == Path::two_stage && !empty()) {
       per_head_ = std::make_unique<DeviceArray<Backend, float>>(be, static_cast<std::size_t>(c.heads * c.rows() * c.max_model_len));
       p_.per_head = per_head_->get();
@@ -147,10 +150,28 @@ class PreparedRun {
     return asked == MmaInstruction::automatic && be.has_wgmma() && ocp;
   }
 
+  // The wgmma kernel's key copies: one tensor-map copy per chunk where the cache allows it (the
+  // plain layout, whole 64-key boxes inside a block, 16-byte strides and base, block numbers in 32
+  // bits) and the backend can encode the map; cp.async by every thread otherwise.
+  void use_key_map(const Case& c) {
+    const auto base = reinterpret_cast<std::uintptr_t>(kv_.get());
+    const std::int64_t blocks = c.block_stride > 0 ? static_cast<std::int64_t>(c.kv_cache.size()) / c.block_stride : 0;
+    if (c.layout != KvLayout::normal || c.block_size % kdev::kChunkKeys != 0 || c.block_stride % 16 != 0 || base % 16 != 0 ||
+        blocks < 1 || blocks > std::numeric_limits<std::int32_t>::max())
+      return;
+    if (const auto map = be_.key_map({kv_.get(), c.block_stride, c.block_size, blocks})) {
+      key_map_ = *map;
+      p_.key_tma = 1;
+    }
+  }
+
   bool empty() const noexcept { return c_.rows() == 0 || c_.max_model_len == 0; }
   const std::string& kernel() const noexcept { return kernel_; }
   // "wgmma" or "mma.sync" when fused-mma runs, else "".
   std::string instruction() const { return variant_ != FusedVariant::mma ? "" : wgmma_ ? "wgmma" : "mma.sync"; }
+  // How fused-mma copies key chunks: "tensor-map" (the wgmma kernel's TMA copies) or "cp.async",
+  // else "".
+  std::string key_copies() const { return variant_ != FusedVariant::mma ? "" : p_.key_tma != 0 ? "tensor-map" : "cp.async"; }
   const std::string& kernel_reason() const noexcept { return reason_; }
 
   // Fills the device output (guards included) with the sentinel.
@@ -194,7 +215,7 @@ class PreparedRun {
         auto wgmma = [&](auto fn) {
           const dim3 wg_grid(static_cast<unsigned>(be_.persistent_blocks(piece == 128 ? kdev::kWgCtasPerSm<128> : kdev::kWgCtasPerSm<64>)));
           const std::size_t shared = piece == 128 ? sizeof(kdev::WgSharedSpace<128>) : sizeof(kdev::WgSharedSpace<64>);
-          be_.launch_shared("fused_wgmma_kernel", fn, wg_grid, dim3(kdev::kWgThreads), shared, q);
+          be_.launch_shared("fused_wgmma_kernel", fn, wg_grid, dim3(kdev::kWgThreads), shared, q, key_map_);
         };
         if (wgmma_) {
           pick(wgmma, kdev::fused_wgmma_kernel<Hooks, 32>, kdev::fused_wgmma_kernel<Hooks, 64>,
@@ -255,6 +276,7 @@ class PreparedRun {
   kdev::LogitsParams p_;
   FusedVariant variant_ = FusedVariant::scalar;
   bool wgmma_ = false;
+  kdev::KeyMap key_map_;  // meaningful when p_.key_tma
   std::string kernel_, reason_;
 };
 
@@ -270,6 +292,7 @@ RunResult run_path(Backend& be, Path path, const Case& c, const RunOptions& o) {
   result.kernel = prepared.kernel();
   result.kernel_reason = prepared.kernel_reason();
   result.instruction = prepared.instruction();
+  result.key_copies = prepared.key_copies();
   for (int i = 0; i < result.launches; ++i) {
     prepared.poison();
     prepared.launch();

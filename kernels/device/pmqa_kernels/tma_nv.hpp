@@ -1,0 +1,203 @@
+// Hopper's tensor memory accelerator (TMA) and the shared-memory barriers its copies complete on,
+// as fused-mma's wgmma kernel uses them: one thread copies a whole 64-key chunk (8 KB, written in
+// the tensor cores' 128-byte swizzle by the copy engine itself) and its 256 bytes of scales, and
+// the warpgroup waits on the stage's barrier. The 128 threads then spend no instruction on
+// addresses or copies (the cp.async form took ~90 of a warp's ~300 per chunk; notes v7).
+//
+// On sm_90a (PMQA_WGMMA) these are the PTX instructions. Everywhere else (the host executor) they
+// are emulated: the copy happens at once, byte for byte as the hardware places it, and the
+// barrier keeps its phase, pending arrivals and transaction bytes, so a wait on a phase that
+// cannot have completed (a missing arrival, a wrong parity) traps instead of passing.
+//
+// KeyMap: the keys of the KV cache as a 3-D tensor of bytes, (d: 128, token: block_size, block:
+// num_blocks) with strides (1, 128, block_stride); a copy takes the box (128, 64, 1) at (0, row,
+// page). On a GPU it holds the driver's encoding (cuTensorMapEncodeTiled, built by the executor,
+// passed as a __grid_constant__ kernel argument); on the host the fields the emulation reads.
+#pragma once
+
+#include "pmqa_kernels/wgmma_nv.hpp"
+
+PMQA_KDEV_BEGIN
+
+// NVIDIA device code reads a tensor map where it was passed: in the kernel's parameter space.
+#if defined(__CUDACC__) && defined(PMQA_DEVICE_BUILD)
+#define PMQA_GRID_CONSTANT __grid_constant__
+#else
+#define PMQA_GRID_CONSTANT
+#endif
+
+struct alignas(128) KeyMap {
+  std::uint64_t words[16] = {};  // CUtensorMap's 128 bytes on a GPU; KeyMapFields on the host
+};
+
+// A KeyMap's meaning, and the host executor's encoding of it.
+struct KeyMapFields {
+  const std::uint8_t* base = nullptr;
+  std::int64_t block_stride = 0, block_size = 0, blocks = 0;
+};
+inline KeyMap host_key_map(const KeyMapFields& f) {
+  static_assert(sizeof(KeyMapFields) <= sizeof(KeyMap));
+  KeyMap m;
+  __builtin_memcpy(m.words, &f, sizeof f);
+  return m;
+}
+
+inline constexpr int kChunkKeyBytes = kChunkKeys * kChunkRowBytes;  // 8 KB of keys per chunk
+inline constexpr int kChunkScaleBytes = kChunkKeys * 4;             // and 256 bytes of scales
+
+// A shared-memory barrier (mbarrier): 8 bytes, 8-byte aligned, in shared memory.
+using Mbarrier = std::uint64_t;
+
+#if defined(PMQA_WGMMA)
+PMQA_DEV unsigned shared_address(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+#else
+// The host emulation's barrier state: arrivals per phase (16 bits), pending arrivals (16),
+// the phase's parity (1), pending transaction bytes (24).
+struct MbarrierState {
+  std::uint32_t count, pending, phase, tx;
+};
+PMQA_DEV MbarrierState mbar_unpack(Mbarrier w) {
+  return {static_cast<std::uint32_t>(w & 0xFFFF), static_cast<std::uint32_t>((w >> 16) & 0xFFFF),
+          static_cast<std::uint32_t>((w >> 32) & 1), static_cast<std::uint32_t>(w >> 33)};
+}
+// Stores the state, completing the phase when no arrival and no byte is pending.
+PMQA_DEV void mbar_pack(Mbarrier& b, MbarrierState s) {
+  if (s.pending == 0 && s.tx == 0) {
+    s.pending = s.count;
+    s.phase ^= 1;
+  }
+  b = s.count | (std::uint64_t{s.pending} << 16) | (std::uint64_t{s.phase} << 32) | (std::uint64_t{s.tx} << 33);
+}
+#endif
+
+// Sets the barrier up for `count` arrivals per phase (one thread, then mbar_init_fence and a
+// barrier before anyone else uses it).
+PMQA_DEV void mbar_init(Mbarrier& b, int count) {
+#if defined(PMQA_WGMMA)
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(&b)), "r"(count) : "memory");
+#else
+  b = static_cast<std::uint64_t>(count) | (static_cast<std::uint64_t>(count) << 16);
+#endif
+}
+
+// Makes initialised barriers visible to the copy engine (the async proxy).
+PMQA_DEV void mbar_init_fence() {
+#if defined(PMQA_WGMMA)
+  asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+// One arrival.
+PMQA_DEV void mbar_arrive(Mbarrier& b) {
+#if defined(PMQA_WGMMA)
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(&b)) : "memory");
+#else
+  MbarrierState s = mbar_unpack(b);
+  if (s.pending == 0) __trap();  // more arrivals than the phase has
+  --s.pending;
+  mbar_pack(b, s);
+#endif
+}
+
+// One arrival that also announces `bytes` the copies below will deliver to this phase.
+PMQA_DEV void mbar_arrive_expect(Mbarrier& b, int bytes) {
+#if defined(PMQA_WGMMA)
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(&b)), "r"(bytes) : "memory");
+#else
+  MbarrierState s = mbar_unpack(b);
+  if (s.pending == 0) __trap();
+  --s.pending;
+  s.tx += static_cast<std::uint32_t>(bytes);
+  mbar_pack(b, s);
+#endif
+}
+
+// An arrival when all of this thread's earlier cp.async copies have landed (counted in the
+// barrier's arrivals per phase).
+PMQA_DEV void mbar_arrive_on_copies(Mbarrier& b) {
+#if defined(PMQA_WGMMA)
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(shared_address(&b)) : "memory");
+#else
+  mbar_arrive(b);  // the host's copies have landed already
+#endif
+}
+
+// Waits until the phase with parity `parity` has completed; what its copies wrote is then visible
+// to the waiting thread.
+PMQA_DEV void mbar_wait(Mbarrier& b, int parity) {
+#if defined(PMQA_WGMMA)
+  const unsigned at = shared_address(&b);
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(at), "r"(parity)
+        : "memory");
+  } while (!done);
+#else
+  // Every copy the kernel waits for was issued (and, here, completed) before the barriers the
+  // waiter passed since: a phase still open now would never complete on a GPU either.
+  if (mbar_unpack(b).phase == static_cast<std::uint32_t>(parity)) __trap();
+#endif
+}
+
+// Bytes delivered to the barrier's current phase (emulation only).
+#if !defined(PMQA_WGMMA)
+PMQA_DEV void mbar_complete_tx(Mbarrier& b, int bytes) {
+  MbarrierState s = mbar_unpack(b);
+  if (s.tx < static_cast<std::uint32_t>(bytes)) __trap();  // more bytes than announced
+  s.tx -= static_cast<std::uint32_t>(bytes);
+  mbar_pack(b, s);
+}
+#endif
+
+// Fetches the tensor map into the constant cache ahead of the first copy.
+PMQA_DEV void prefetch_key_map(const KeyMap& map) {
+#if defined(PMQA_WGMMA)
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map) : "memory");
+#else
+  static_cast<void>(map);
+#endif
+}
+
+// Keys (row .. row + 63) of physical block `page` into a 1024-byte aligned stage, 128-byte
+// swizzled (Swizzle128), completing kChunkKeyBytes on `bar`. Boxes past the tensor read zeros.
+PMQA_DEV void tma_load_keys(const KeyMap& map, std::int32_t page, std::int32_t row, std::uint8_t* stage, Mbarrier& bar) {
+#if defined(PMQA_WGMMA)
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+          shared_address(stage)),
+      "l"(&map), "r"(0), "r"(row), "r"(page), "r"(shared_address(&bar))
+      : "memory");
+#else
+  KeyMapFields f;
+  __builtin_memcpy(&f, map.words, sizeof f);
+  for (int r = 0; r < kChunkKeys; ++r) {
+    const std::int64_t token = static_cast<std::int64_t>(row) + r;
+    const bool inside = page >= 0 && page < f.blocks && token >= 0 && token < f.block_size;
+    for (int s = 0; s < kChunkRowBytes / 16; ++s) {
+      std::uint8_t* dst = stage + Swizzle128::segment(r, s);
+      if (inside) __builtin_memcpy(dst, f.base + page * f.block_stride + token * kChunkRowBytes + 16 * s, 16);
+      else __builtin_memset(dst, 0, 16);
+    }
+  }
+  mbar_complete_tx(bar, kChunkKeyBytes);
+#endif
+}
+
+// `bytes` (a multiple of 16; both addresses 16-byte aligned) from global to shared memory,
+// completing them on `bar`.
+PMQA_DEV void bulk_load(void* dst, const void* src, int bytes, Mbarrier& bar) {
+#if defined(PMQA_WGMMA)
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   shared_address(dst)),
+               "l"(src), "r"(bytes), "r"(shared_address(&bar))
+               : "memory");
+#else
+  __builtin_memcpy(dst, src, static_cast<std::size_t>(bytes));
+  mbar_complete_tx(bar, bytes);
+#endif
+}
+
+PMQA_KDEV_END
