@@ -279,7 +279,7 @@ int main(int argc, char** argv) {
       for (const Kernel& k : kernels) {
         PreparedRun<HipBackend> run(be, k.path, c, {.variant = k.variant, .mma_instruction = k.instruction});
         if (k.path == Path::fused && k.variant == pmqa::kernels::FusedVariant::mma)
-          std::printf("  %s runs %s\n", k.name, run.instruction().c_str());
+          std::printf("  %s runs %s, keys by %s\n", k.name, run.instruction().c_str(), run.key_copies().c_str());
         run.poison();
         run.launch();
         const pmqa::Report rep = pmqa::compare(c, ref, run.download(), {.tolerance = pmqa::Tolerance::matrix_unit()});
