@@ -106,29 +106,6 @@ PMQA_DEV void load_sequence(const LogitsParams& p, std::int64_t b, WgShared<kRow
   }
 }
 
-// Sequence b's query rows and weights of this launch pulled into L2 (a hint, no-op off the GPU), a
-// few chunks before the warpgroup reaches b: load_sequence then waits for L2, not for DRAM, at the
-// switch, where the whole warpgroup stands still (v7b).
-template <class Hooks, int kRows>
-PMQA_DEV void prefetch_sequence(const LogitsParams& p, std::int64_t b, int tid) {
-#if defined(PMQA_WGMMA)
-  if (b >= p.batch) return;
-  const int hs = heads_shift(p), hmask = (1 << hs) - 1;
-  if (tid < kRows) {  // one 128-byte line per query row
-    const std::uint8_t* row = p.q + Hooks::q_offset(p, b, p.mma_n_begin + (tid >> hs), tid & hmask, 0);
-    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(row));
-  }
-  if (tid < kRows / 32) {  // the launch's kRows weights: 128 bytes per 32
-    const float* w = p.weights + (b * p.next_n + p.mma_n_begin) * p.heads + 32 * tid;
-    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(w));
-  }
-#else
-  static_cast<void>(p);
-  static_cast<void>(b);
-  static_cast<void>(tid);
-#endif
-}
-
 // a[k] for a runtime k < kN, without an indexed (local-memory) register array.
 template <class T, int kN>
 PMQA_DEV T select(const T (&a)[kN], int k) {
@@ -281,11 +258,6 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     WgmmaFp8::fence_shared_for_tensor_cores();  // ... visible to the tensor cores (cp.async, the q tile)
     Hooks::barrier();                           // every thread is past chunk i-1 and its stage
     issue_next(i + kAhead);                     // into the stage chunk i-1 used
-    // The next sequence's rows into L2, kWgStages chunks before the switch (or at once when the
-    // warpgroup starts closer to it), if this warpgroup gets there.
-    const std::int64_t left = compute.chunks - compute.c;  // chunks of this sequence from chunk i on
-    if ((left == kWgStages || (i == 0 && left < kWgStages)) && i + left < count)
-      prefetch_sequence<Hooks, kRows>(p, compute.b + 1, tid);
     if (compute.b != q_b) {  // a new sequence (the same branch in every thread)
       load_sequence<Hooks, kRows>(p, compute.b, sh, seq);
       WgmmaFp8::fence_shared_for_tensor_cores();
