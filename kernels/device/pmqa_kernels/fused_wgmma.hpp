@@ -29,7 +29,7 @@ PMQA_KDEV_BEGIN
 
 inline constexpr int kWgThreads = WgmmaFp8::kThreads;  // one warpgroup per CTA
 inline constexpr int kWgStages = 4;
-// CTAs per SM: 5 (102 registers a thread, 44 KB of shared memory each); 3 with 128 query rows,
+// CTAs per SM: 5 (88 registers a thread, 44 KB of shared memory each); 3 with 128 query rows,
 // whose two accumulator halves would spill below 168 registers. Measured at the decode shape:
 // 4 stages x 5 CTAs beat 3 x 6 and 7 x 3 (notes v6e, v6f): copies in flight and warps both count.
 template <int kRows>
