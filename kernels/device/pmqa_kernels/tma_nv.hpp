@@ -68,6 +68,20 @@ PMQA_DEV void mbar_pack(Mbarrier& b, MbarrierState s) {
   }
   b = s.count | (std::uint64_t{s.pending} << 16) | (std::uint64_t{s.phase} << 32) | (std::uint64_t{s.tx} << 33);
 }
+// One arrival announcing `bytes` more to come; then `bytes` delivered by a copy.
+PMQA_DEV void mbar_emulate_arrival(Mbarrier& b, int bytes) {
+  MbarrierState s = mbar_unpack(b);
+  if (s.pending == 0) __trap();  // more arrivals than the phase has
+  --s.pending;
+  s.tx += static_cast<std::uint32_t>(bytes);
+  mbar_pack(b, s);
+}
+PMQA_DEV void mbar_complete_tx(Mbarrier& b, int bytes) {
+  MbarrierState s = mbar_unpack(b);
+  if (s.tx < static_cast<std::uint32_t>(bytes)) __trap();  // more bytes than announced
+  s.tx -= static_cast<std::uint32_t>(bytes);
+  mbar_pack(b, s);
+}
 #endif
 
 // Sets the barrier up for `count` arrivals per phase (one thread, then mbar_init_fence and a
@@ -92,10 +106,7 @@ PMQA_DEV void mbar_arrive(Mbarrier& b) {
 #if defined(PMQA_WGMMA)
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(&b)) : "memory");
 #else
-  MbarrierState s = mbar_unpack(b);
-  if (s.pending == 0) __trap();  // more arrivals than the phase has
-  --s.pending;
-  mbar_pack(b, s);
+  mbar_emulate_arrival(b, 0);
 #endif
 }
 
@@ -104,11 +115,7 @@ PMQA_DEV void mbar_arrive_expect(Mbarrier& b, int bytes) {
 #if defined(PMQA_WGMMA)
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(&b)), "r"(bytes) : "memory");
 #else
-  MbarrierState s = mbar_unpack(b);
-  if (s.pending == 0) __trap();
-  --s.pending;
-  s.tx += static_cast<std::uint32_t>(bytes);
-  mbar_pack(b, s);
+  mbar_emulate_arrival(b, bytes);
 #endif
 }
 
@@ -141,16 +148,6 @@ PMQA_DEV void mbar_wait(Mbarrier& b, int parity) {
   if (mbar_unpack(b).phase == static_cast<std::uint32_t>(parity)) __trap();
 #endif
 }
-
-// Bytes delivered to the barrier's current phase (emulation only).
-#if !defined(PMQA_WGMMA)
-PMQA_DEV void mbar_complete_tx(Mbarrier& b, int bytes) {
-  MbarrierState s = mbar_unpack(b);
-  if (s.tx < static_cast<std::uint32_t>(bytes)) __trap();  // more bytes than announced
-  s.tx -= static_cast<std::uint32_t>(bytes);
-  mbar_pack(b, s);
-}
-#endif
 
 // Fetches the tensor map into the constant cache ahead of the first copy.
 PMQA_DEV void prefetch_key_map(const KeyMap& map) {
