@@ -217,6 +217,7 @@ double time_launch(PreparedRun<HipBackend, Hooks>& run, L2Flusher& flusher, int 
 struct SkipKeyLoads : pmqa::kdev::Faithful { static constexpr bool kSkipKeyLoads = true; };
 struct SkipMma : pmqa::kdev::Faithful { static constexpr bool kSkipMma = true; };
 struct SkipEpilogue : pmqa::kdev::Faithful { static constexpr bool kSkipEpilogue = true; };
+struct SkipEvictFirst : pmqa::kdev::Faithful { static constexpr bool kSkipEvictFirst = true; };
 
 template <class Hooks>
 double time_ablation(HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, int reps) {
@@ -308,7 +309,9 @@ int main(int argc, char** argv) {
       const double no_loads = time_ablation<SkipKeyLoads>(be, c, flusher, reps);
       const double no_mma = time_ablation<SkipMma>(be, c, flusher, reps);
       const double no_epi = time_ablation<SkipEpilogue>(be, c, flusher, reps);
-      std::printf("  full %.4f ms | no key loads %.4f | no mma %.4f | no epilogue %.4f\n", full, no_loads, no_mma, no_epi);
+      const double default_l2 = time_ablation<SkipEvictFirst>(be, c, flusher, reps);
+      std::printf("  full %.4f ms | no key loads %.4f | no mma %.4f | no epilogue %.4f | keys not evict-first %.4f\n", full,
+                  no_loads, no_mma, no_epi, default_l2);
     }
     std::vector<Row> scale_rows;
     std::vector<std::string> scale_labels;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs pmqa's GPU tests and the GPU benchmark from a build made by bench/h200/build.sh on another
-# machine (it builds nothing), then prints a short table. Logs and JUnit/JSON files go to $OUT
-# (or ./h200-out when OUT is unset).
+# Runs pmqa's GPU tests, the GPU benchmark and the fused-mma timeline from a build made by
+# bench/h200/build.sh on another machine (it builds nothing), then prints a short table. Logs and
+# JUnit/JSON files go to $OUT (or ./h200-out when OUT is unset).
 #
 #   PMQA_COMMIT=<sha> bench/h200/run.sh [BUILD_DIR]   (the commit is printed; a copied tree may lack .git)
 set -uo pipefail
@@ -42,9 +42,11 @@ step "arch matrix, numeric half (gpu)" matrix.log \
 step "pmqa check --executor gpu standard" check.log \
   "$build/cli/pmqa" check --suite standard --executor gpu --junit "$out/check.xml"
 step "gpu benchmark" bench.log "$build/bench/pmqa_bench_gpu" --json "$out/bench.json"
+step "fused-mma timeline" timeline.log "$build/bench/pmqa_bench_timeline"
 
 echo
 printf '%-34s %4s %6s %6s %7s %7s\n' step rc passed failed skipped time
 for line in "${summary[@]}"; do echo "$line"; done
 echo
-sed -n '/^device:/p;/^path /,$p' "$out/bench.log"
+sed -n '/^device:/p;/^kernel /,/^$/p;/ablations/,+1p' "$out/bench.log"
+grep -E '^(empty kernel|decode|one sequence)' "$out/timeline.log"

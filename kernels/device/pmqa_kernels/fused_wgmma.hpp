@@ -4,13 +4,17 @@
 // output contract, same work split, same stage layout family as fused_mma.hpp; the host executor
 // runs it with the instruction emulated.
 //
-// Structure (v7; bench/results/fused-mma-notes.md):
+// Structure (v8; bench/results/fused-mma-notes.md):
 // - A persistent grid of single-warpgroup CTAs (5 per SM, 3 for 128 rows): every warpgroup takes
 //   an equal contiguous share of the launch's live chunks (chunk_work.hpp) and streams them
 //   through its own 4-stage ring, three chunks in flight while it computes on a fourth. A stage
 //   is filled by one tensor-map copy (TMA, tma_nv.hpp) issued by thread 0 where the launch has a
 //   key map (the plain layout, block_size a multiple of 64), else by cp.async from all 128
-//   threads; either way the stage's mbarrier says when it has landed.
+//   threads; either way the stage's mbarrier says when it has landed. The tensor-map copies mark
+//   their lines evict-first in L2: the 69 MB of keys at the decode shape are read once and would
+//   otherwise push out of L2 what every CTA rereads (block table, context lengths, q rows,
+//   weights), turning its read-ahead block numbers and sequence switches into DRAM round trips
+//   behind the key stream (-9 % at the decode shape, notes v8).
 // - Keys are M, query rows are N: one chunk is 4 wgmma k-steps (two N halves for 128 rows), the
 //   keys read by the tensor cores straight from the stage (128-byte swizzle), q from a shared tile
 //   loaded once per sequence. No operand passes through registers and nothing is converted.
@@ -61,6 +65,17 @@ PMQA_DEV WgShared<kRows>& align_shared(WgSharedSpace<kRows>& space) {
 #endif
   return *reinterpret_cast<WgShared<kRows>*>(raw + ((1024u - (at & 1023u)) & 1023u));
 }
+
+// The points of the kernel a timeline stamps (Hooks::mark; bench/gpu_timeline.cu): per CTA, its
+// entry, its share known, its first copies issued, the loop's start, then for its first kChunks
+// chunks the moment the chunk has landed and the moment its epilogue is done, and its end.
+struct WgMark {
+  static constexpr int kEntry = 0, kShare = 1, kFirstIssue = 2, kLoop = 3, kEnd = 4, kChunk0 = 5;
+  static constexpr int kChunks = 32;
+  static constexpr int kPoints = kChunk0 + 2 * kChunks;
+  __host__ __device__ static constexpr int landed(std::int64_t i) { return kChunk0 + 2 * static_cast<int>(i); }
+  __host__ __device__ static constexpr int folded(std::int64_t i) { return kChunk0 + 2 * static_cast<int>(i) + 1; }
+};
 
 // What the epilogue needs of the current sequence, read once when the warpgroup reaches it: the
 // thread's weights (w[tile][e] for column 8*tile + 2t + e), and per output row of the launch
@@ -167,8 +182,8 @@ PMQA_DEV void fold_chunk(const LogitsParams& p, const ChunkCursor& k, float (&ac
 // barrier: by thread 0 alone through the tensor map when the launch has one (p.key_tma), else by
 // every thread of the warpgroup with cp.async (other layouts and block sizes).
 template <class Hooks, int kRows>
-PMQA_DEV void issue_stage(const LogitsParams& p, const KeyMap& key_map, const ChunkCursor& k, std::int32_t page,
-                          WgShared<kRows>& sh, int s, int tid) {
+PMQA_DEV void issue_stage(const LogitsParams& p, const KeyMap& key_map, std::uint64_t policy, const ChunkCursor& k,
+                          std::int32_t page, WgShared<kRows>& sh, int s, int tid) {
   if (p.key_tma == 0) {
     copy_chunk<Hooks, kWgThreads, Swizzle128>(p, k, page, sh.keys[s], sh.scales[s], tid);
     mbar_arrive_on_copies(sh.full[s]);
@@ -183,8 +198,10 @@ PMQA_DEV void issue_stage(const LogitsParams& p, const KeyMap& key_map, const Ch
     const auto row = static_cast<std::int32_t>(Hooks::template value_offset<kChunkRowBytes>(false, t0, 0) / kChunkRowBytes);
     const std::uint8_t* block = p.kv + Hooks::block_offset(page, p.block_stride);
     mbar_arrive_expect(sh.full[s], kChunkKeyBytes + kChunkScaleBytes);
-    tma_load_keys(key_map, page, row, sh.keys[s], sh.full[s]);
-    bulk_load(sh.scales[s], block + Hooks::template scale_offset<kChunkRowBytes>(p.block_size, t0), kChunkScaleBytes, sh.full[s]);
+    constexpr bool kHint = !Hooks::kSkipEvictFirst;
+    tma_load_keys<kHint>(key_map, page, row, sh.keys[s], sh.full[s], policy);
+    bulk_load<kHint>(sh.scales[s], block + Hooks::template scale_offset<kChunkRowBytes>(p.block_size, t0), kChunkScaleBytes,
+                     sh.full[s], policy);
   }
 }
 
@@ -200,6 +217,8 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   const std::int64_t groups = gridDim.x, me = blockIdx.x;
   // Who issues copies: thread 0 with the tensor map, every thread with cp.async.
   const bool producer = p.key_tma == 0 || tid == 0;
+  const std::uint64_t policy = stream_once_policy();  // the key copies' L2 policy (evict first)
+  Hooks::mark(WgMark::kEntry);
   if (tid == 0) {
     PMQA_UNROLL
     for (int s = 0; s < kWgStages; ++s) mbar_init(sh.full[s], p.key_tma != 0 ? 1 : kWgThreads);
@@ -212,6 +231,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   const std::int64_t total = total_live_chunks<Hooks>(p);
   const std::int64_t begin = total * me / groups, count = total * (me + 1) / groups - begin;
   ChunkCursor compute = seek_chunk<Hooks>(p, begin);
+  Hooks::mark(WgMark::kShare);
   ChunkCursor issue = compute;  // the next chunk to copy (producers only)
   std::int32_t page = 0;        // its first block, read one chunk ahead of its copies
   if (producer && count > 0) {
@@ -227,12 +247,13 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     if (kAhead < count) page = first_page<Hooks>(p, issue);
     PMQA_UNROLL
     for (int j = 0; j < kAhead; ++j)
-      if (j < count) issue_stage<Hooks, kRows>(p, key_map, ahead[j], pages[j], sh, j, tid);
+      if (j < count) issue_stage<Hooks, kRows>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
   }
+  Hooks::mark(WgMark::kFirstIssue);
   // Copies of chunk i go to stage i % kWgStages.
   auto issue_next = [&](std::int64_t i) {
     if (producer && i < count) {
-      issue_stage<Hooks, kRows>(p, key_map, issue, page, sh, static_cast<int>(i % kWgStages), tid);
+      issue_stage<Hooks, kRows>(p, key_map, policy, issue, page, sh, static_cast<int>(i % kWgStages), tid);
       next_chunk<Hooks>(p, issue);
       if (i + 1 < count) page = first_page<Hooks>(p, issue);
     }
@@ -252,9 +273,11 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   Hooks::barrier();
   const WgmmaFp8::Tile keys0 = WgmmaFp8::tile(sh.keys[0]), q0 = WgmmaFp8::tile(sh.q);
   float acc[kHalves][WgmmaFp8::kAcc] = {};
+  Hooks::mark(WgMark::kLoop);
   for (std::int64_t i = 0; i < count; ++i) {
     const int s = static_cast<int>(i % kWgStages);
     mbar_wait(sh.full[s], static_cast<int>((i / kWgStages) & 1));  // chunk i's copies landed ...
+    if (i < WgMark::kChunks) Hooks::mark(WgMark::landed(i));
     WgmmaFp8::fence_shared_for_tensor_cores();  // ... visible to the tensor cores (cp.async, the q tile)
     Hooks::barrier();                           // every thread is past chunk i-1 and its stage
     issue_next(i + kAhead);                     // into the stage chunk i-1 used
@@ -288,8 +311,10 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     // the row sums shuffle within the warp).
     if (warp32_all(s_lo > 0.0f && s_hi > 0.0f)) fold_chunk<Hooks, kRows, true>(p, compute, acc, seq, s_lo, s_hi);
     else fold_chunk<Hooks, kRows, false>(p, compute, acc, seq, s_lo, s_hi);
+    if (i < WgMark::kChunks) Hooks::mark(WgMark::folded(i));
     next_chunk<Hooks>(p, compute);
   }
+  Hooks::mark(WgMark::kEnd);
   // Every copy issued was waited for: none outlives the CTA's shared memory.
 }
 

@@ -64,6 +64,10 @@ struct Faithful {
   static constexpr bool kSkipKeyLoads = false;  // no key copies: compute on whatever the stage holds
   static constexpr bool kSkipMma = false;       // no tensor-core instructions
   static constexpr bool kSkipEpilogue = false;  // no scale/relu/weight fold and no row reduction
+  static constexpr bool kSkipEvictFirst = false;  // wgmma kernel: key copies with L2's default policy
+  // Timeline (bench only, bench/gpu_timeline.cu): the wgmma kernel calls this as each CTA passes
+  // one of its points (WgMark); the timeline's hooks stamp the time there. Production: nothing.
+  static PMQA_DEV void mark(int /*point*/) {}
 };
 
 // The longest E_r over rows n in [n_begin, n_end) of sequence b: which keys exist at all.

@@ -158,16 +158,38 @@ PMQA_DEV void prefetch_key_map(const KeyMap& map) {
 #endif
 }
 
+// The L2 policy of the key copies: every key byte is read once, so its lines go first when L2
+// needs room, before the query rows, weights, block table and context lengths every CTA reuses.
+// An opaque 64-bit value (none on the host), made once per thread and passed to the copies.
+PMQA_DEV std::uint64_t stream_once_policy() {
+  std::uint64_t policy = 0;
+#if defined(PMQA_WGMMA)
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+#endif
+  return policy;
+}
+
 // Keys (row .. row + 63) of physical block `page` into a 1024-byte aligned stage, 128-byte
 // swizzled (Swizzle128), completing kChunkKeyBytes on `bar`. Boxes past the tensor read zeros.
-PMQA_DEV void tma_load_keys(const KeyMap& map, std::int32_t page, std::int32_t row, std::uint8_t* stage, Mbarrier& bar) {
+// kHint: with the L2 policy `policy` (stream_once_policy), else L2's default.
+template <bool kHint>
+PMQA_DEV void tma_load_keys(const KeyMap& map, std::int32_t page, std::int32_t row, std::uint8_t* stage, Mbarrier& bar,
+                            std::uint64_t policy) {
 #if defined(PMQA_WGMMA)
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
-          shared_address(stage)),
-      "l"(&map), "r"(0), "r"(row), "r"(page), "r"(shared_address(&bar))
-      : "memory");
+  if constexpr (kHint)
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+        " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(shared_address(stage)),
+        "l"(&map), "r"(0), "r"(row), "r"(page), "r"(shared_address(&bar)), "l"(policy)
+        : "memory");
+  else
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+            shared_address(stage)),
+        "l"(&map), "r"(0), "r"(row), "r"(page), "r"(shared_address(&bar))
+        : "memory");
 #else
+  static_cast<void>(policy);
   KeyMapFields f;
   __builtin_memcpy(&f, map.words, sizeof f);
   for (int r = 0; r < kChunkKeys; ++r) {
@@ -184,14 +206,22 @@ PMQA_DEV void tma_load_keys(const KeyMap& map, std::int32_t page, std::int32_t r
 }
 
 // `bytes` (a multiple of 16; both addresses 16-byte aligned) from global to shared memory,
-// completing them on `bar`.
-PMQA_DEV void bulk_load(void* dst, const void* src, int bytes, Mbarrier& bar) {
+// completing them on `bar`; kHint as tma_load_keys.
+template <bool kHint>
+PMQA_DEV void bulk_load(void* dst, const void* src, int bytes, Mbarrier& bar, std::uint64_t policy) {
 #if defined(PMQA_WGMMA)
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                   shared_address(dst)),
-               "l"(src), "r"(bytes), "r"(shared_address(&bar))
-               : "memory");
+  if constexpr (kHint)
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;\n" ::"r"(
+                     shared_address(dst)),
+                 "l"(src), "r"(bytes), "r"(shared_address(&bar)), "l"(policy)
+                 : "memory");
+  else
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     shared_address(dst)),
+                 "l"(src), "r"(bytes), "r"(shared_address(&bar))
+                 : "memory");
 #else
+  static_cast<void>(policy);
   __builtin_memcpy(dst, src, static_cast<std::size_t>(bytes));
   mbar_complete_tx(bar, bytes);
 #endif

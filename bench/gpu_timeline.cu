@@ -1,0 +1,292 @@
+// Where the time of one fused-mma launch goes (the wgmma kernel, sm_90a), measured inside it:
+// thread 0 of every CTA stamps %globaltimer and clock64 at the kernel's WgMark points (entry, share
+// known, first copies issued, loop start, each chunk landed and folded, end). From one L2-flushed
+// launch (the median of several by device events) it prints, across CTAs, when each point is
+// reached; per CTA, how long each step takes; and over the launch, how many chunks land per
+// microsecond (the bandwidth the kernel achieves while it runs). Cases: the decode shape as built,
+// with the key copies on L2's default policy, and without key copies; one short sequence (the
+// fixed costs); and an empty kernel of the same grid (the launch alone, as the events see it).
+//
+//   pmqa_bench_timeline [--reps N]
+#include <hip/hip_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "pmqa/fixtures/generate.hpp"
+#include "pmqa/fixtures/rng.hpp"
+#include "pmqa/kernels/detail/hip_backend.hpp"
+#include "pmqa/kernels/detail/run_path.hpp"
+
+namespace {
+
+using pmqa::kdev::WgMark;
+using pmqa::kernels::Path;
+using pmqa::kernels::detail::HipBackend;
+using pmqa::kernels::detail::PreparedRun;
+
+constexpr int kMaxCtas = 2048;
+__device__ unsigned long long g_time[kMaxCtas * WgMark::kPoints];  // %globaltimer, ns (0: not reached)
+__device__ long long g_clock[kMaxCtas * WgMark::kPoints];          // the SM's cycle counter
+
+struct Timeline : pmqa::kdev::Faithful {
+  static __device__ void mark(int point) {
+    if (threadIdx.x != 0 || blockIdx.x >= kMaxCtas) return;
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+    const int at = static_cast<int>(blockIdx.x) * WgMark::kPoints + point;
+    g_clock[at] = clock64();
+    g_time[at] = t;
+  }
+};
+struct TimelineNoKeys : Timeline { static constexpr bool kSkipKeyLoads = true; };
+struct TimelineNoEvictFirst : Timeline { static constexpr bool kSkipEvictFirst = true; };
+
+__global__ void empty_kernel(int) {}
+
+struct Events {
+  hipEvent_t start{}, stop{};
+  Events() {
+    PMQA_HIP_CHECK(hipEventCreate(&start));
+    PMQA_HIP_CHECK(hipEventCreate(&stop));
+  }
+  ~Events() {
+    static_cast<void>(hipEventDestroy(start));
+    static_cast<void>(hipEventDestroy(stop));
+  }
+  float ms() {
+    PMQA_HIP_CHECK(hipEventSynchronize(stop));
+    float t = 0;
+    PMQA_HIP_CHECK(hipEventElapsedTime(&t, start, stop));
+    return t;
+  }
+};
+
+// One launch's stamps, copied back.
+struct Stamps {
+  double event_us = 0;
+  std::vector<unsigned long long> time;
+  std::vector<long long> clock;
+  unsigned long long t(int cta, int point) const { return time[static_cast<std::size_t>(cta) * WgMark::kPoints + point]; }
+  long long c(int cta, int point) const { return clock[static_cast<std::size_t>(cta) * WgMark::kPoints + point]; }
+};
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+struct Flusher {
+  std::size_t bytes = std::size_t{512} << 20;  // before buf: the constructor allocates it
+  void* buf = nullptr;
+  unsigned round = 0;
+  explicit Flusher(HipBackend& be) : buf(be.allocate(bytes)) {}
+  void flush() { PMQA_HIP_CHECK(hipMemsetAsync(buf, static_cast<int>(++round & 0xFF), bytes, 0)); }
+};
+
+template <class Launch>
+Stamps timed(Launch&& launch, Flusher& flusher, int reps) {
+  void *time_at = nullptr, *clock_at = nullptr;
+  PMQA_HIP_CHECK(hipGetSymbolAddress(&time_at, HIP_SYMBOL(g_time)));
+  PMQA_HIP_CHECK(hipGetSymbolAddress(&clock_at, HIP_SYMBOL(g_clock)));
+  for (int i = 0; i < 3; ++i) launch();
+  Events ev;
+  std::vector<Stamps> runs;
+  for (int i = 0; i < reps; ++i) {
+    PMQA_HIP_CHECK(hipMemset(time_at, 0, sizeof(g_time)));
+    flusher.flush();
+    PMQA_HIP_CHECK(hipEventRecord(ev.start, 0));
+    launch();
+    PMQA_HIP_CHECK(hipEventRecord(ev.stop, 0));
+    Stamps s;
+    s.event_us = ev.ms() * 1e3;
+    s.time.resize(kMaxCtas * WgMark::kPoints);
+    s.clock.resize(kMaxCtas * WgMark::kPoints);
+    PMQA_HIP_CHECK(hipMemcpy(s.time.data(), time_at, sizeof(g_time), hipMemcpyDeviceToHost));
+    PMQA_HIP_CHECK(hipMemcpy(s.clock.data(), clock_at, sizeof(g_clock), hipMemcpyDeviceToHost));
+    runs.push_back(std::move(s));
+  }
+  std::sort(runs.begin(), runs.end(), [](const Stamps& a, const Stamps& b) { return a.event_us < b.event_us; });
+  return runs[runs.size() / 2];
+}
+
+// Which of each CTA's chunks start a new sequence (its q tile reloaded), from the kernel's split
+// of the live chunks (chunk_work.hpp: equal contiguous shares, numbered sequence by sequence).
+std::vector<std::vector<bool>> sequence_starts(const std::vector<std::int64_t>& chunks_per_seq, int ctas) {
+  std::vector<bool> first;  // over all live chunks: the first chunk of a sequence
+  for (const std::int64_t n : chunks_per_seq)
+    for (std::int64_t c = 0; c < n; ++c) first.push_back(c == 0);
+  const auto total = static_cast<std::int64_t>(first.size());
+  std::vector<std::vector<bool>> starts(static_cast<std::size_t>(ctas));
+  for (int b = 0; b < ctas; ++b) {
+    const std::int64_t begin = total * b / ctas, end = total * (b + 1) / ctas;
+    for (std::int64_t i = begin; i < end; ++i) starts[b].push_back(i > begin && first[static_cast<std::size_t>(i)]);
+  }
+  return starts;
+}
+
+void print_timeline(const char* name, const Stamps& s, int ctas, double chunk_bytes,
+                    const std::vector<std::vector<bool>>& starts) {
+  unsigned long long t0 = ~0ull;
+  for (int b = 0; b < ctas; ++b)
+    if (s.t(b, WgMark::kEntry)) t0 = std::min(t0, s.t(b, WgMark::kEntry));
+  auto since = [&](int b, int point) { return (static_cast<double>(s.t(b, point)) - static_cast<double>(t0)) * 1e-3; };
+  // The SM clock, from each CTA's stamps at its entry and its end (globaltimer is coarse: its
+  // smallest step is printed below; within a CTA the cycle counter times the steps).
+  std::vector<double> ghz;
+  unsigned long long step = ~0ull;
+  for (int b = 0; b < ctas; ++b) {
+    const double dt = static_cast<double>(s.t(b, WgMark::kEnd) - s.t(b, WgMark::kEntry));
+    if (s.t(b, WgMark::kEntry) && dt > 2000) ghz.push_back(static_cast<double>(s.c(b, WgMark::kEnd) - s.c(b, WgMark::kEntry)) / dt);
+    for (int q = 1; q < WgMark::kPoints; ++q)
+      if (s.t(b, q) > s.t(b, WgMark::kEntry)) step = std::min(step, s.t(b, q) - s.t(b, WgMark::kEntry));
+  }
+  const double clock_ghz = ghz.empty() ? 1.98 : quantile(ghz, 0.5);
+  std::printf("\n%s: events %.1f us; %d CTAs; SM clock %.2f GHz; smallest globaltimer step seen %llu ns\n", name, s.event_us,
+              ctas, clock_ghz, step);
+
+  std::printf("  %-34s %8s %8s %8s %8s   (us after the first CTA's entry)\n", "point reached", "min", "p50", "p90", "max");
+  const struct { const char* label; int point; } points[] = {{"entry", WgMark::kEntry},
+                                                            {"share known", WgMark::kShare},
+                                                            {"first copies issued", WgMark::kFirstIssue},
+                                                            {"loop start (q, tails done)", WgMark::kLoop},
+                                                            {"first chunk landed", WgMark::landed(0)},
+                                                            {"end", WgMark::kEnd}};
+  for (const auto& pt : points) {
+    std::vector<double> v;
+    for (int b = 0; b < ctas; ++b)
+      if (s.t(b, pt.point)) v.push_back(since(b, pt.point));
+    if (v.empty()) continue;
+    std::printf("  %-34s %8.2f %8.2f %8.2f %8.2f\n", pt.label, quantile(v, 0), quantile(v, 0.5), quantile(v, 0.9), quantile(v, 1));
+  }
+
+  // Per CTA, by its cycle counter: each step of the prologue, and per chunk the wait for its bytes
+  // (from the previous chunk's end) and its compute (landed -> folded).
+  auto us = [&](long long cycles) { return static_cast<double>(cycles) / clock_ghz * 1e-3; };
+  std::vector<double> share, issue, to_loop, first_wait, wait, compute, compute_switch, chunks, stream, stream_switch;
+  for (int b = 0; b < ctas; ++b) {
+    if (!s.t(b, WgMark::kEntry)) continue;
+    share.push_back(us(s.c(b, WgMark::kShare) - s.c(b, WgMark::kEntry)));
+    issue.push_back(us(s.c(b, WgMark::kFirstIssue) - s.c(b, WgMark::kShare)));
+    to_loop.push_back(us(s.c(b, WgMark::kLoop) - s.c(b, WgMark::kFirstIssue)));
+    int n = 0;
+    while (n < WgMark::kChunks && s.t(b, WgMark::landed(n))) ++n;
+    chunks.push_back(n);
+    if (n == 0) continue;
+    first_wait.push_back(us(s.c(b, WgMark::landed(0)) - s.c(b, WgMark::kLoop)));
+    bool switches = false;
+    for (int i = 0; i < n; ++i) {
+      const bool starts_sequence = static_cast<std::size_t>(i) < starts[b].size() && starts[b][i];
+      switches = switches || starts_sequence;
+      (starts_sequence ? compute_switch : compute).push_back(us(s.c(b, WgMark::folded(i)) - s.c(b, WgMark::landed(i))));
+      if (i > 0) wait.push_back(us(s.c(b, WgMark::landed(i)) - s.c(b, WgMark::folded(i - 1))));
+    }
+    (switches ? stream_switch : stream).push_back(us(s.c(b, WgMark::kEnd) - s.c(b, WgMark::kLoop)));
+  }
+  std::printf("  %-34s %8s %8s %8s %8s   (us, per CTA or per chunk)\n", "step", "min", "p50", "p90", "max");
+  const struct { const char* label; const std::vector<double>& v; } steps[] = {
+      {"entry -> share known", share},          {"share -> first copies issued", issue},
+      {"issued -> loop start", to_loop},        {"loop start -> first chunk landed", first_wait},
+      {"wait for a later chunk's bytes", wait}, {"one chunk's compute", compute},
+      {"... a chunk starting a sequence", compute_switch},
+      {"loop, CTAs on one sequence", stream},   {"loop, CTAs crossing a sequence", stream_switch},
+      {"chunks per CTA (count)", chunks}};
+  for (const auto& st : steps)
+    if (!st.v.empty())
+      std::printf("  %-34s %8.2f %8.2f %8.2f %8.2f\n", st.label, quantile(st.v, 0), quantile(st.v, 0.5), quantile(st.v, 0.9),
+                  quantile(st.v, 1));
+
+  // Chunks landed per 2-us bin over the launch, as GB/s of key bytes (stamps of the first
+  // kChunks chunks of each CTA; at the decode shape every chunk is stamped).
+  constexpr double kBin = 2.0;
+  std::vector<int> bins;
+  for (int b = 0; b < ctas; ++b)
+    for (int i = 0; i < WgMark::kChunks && s.t(b, WgMark::landed(i)); ++i) {
+      const auto at = static_cast<std::size_t>(since(b, WgMark::landed(i)) / kBin);
+      if (bins.size() <= at) bins.resize(at + 1, 0);
+      ++bins[at];
+    }
+  std::printf("  chunks landed per %.0f us (GB/s of %.0f-byte chunks):", kBin, chunk_bytes);
+  for (std::size_t i = 0; i < bins.size(); ++i)
+    std::printf("%s %.0f-%.0f: %d (%.0f)", i % 4 == 0 ? "\n   " : "", kBin * static_cast<double>(i),
+                kBin * static_cast<double>(i + 1), bins[i], bins[i] * chunk_bytes / (kBin * 1e3));
+  std::printf("\n");
+}
+
+pmqa::Case decode_case(std::int64_t batch, std::int64_t context, std::int64_t next_n, std::int64_t max_model_len) {
+  pmqa::fixtures::CaseSpec s;
+  s.name = "timeline-B" + std::to_string(batch) + "-ctx" + std::to_string(context);
+  s.seed = 9100 + static_cast<std::uint64_t>(batch * 131 + context);
+  s.batch = batch;
+  s.next_n = next_n;
+  s.heads = 64;
+  s.head_dim = 128;
+  s.block_size = 64;
+  s.max_model_len = max_model_len;
+  s.garbage_unused = false;
+  s.quantize_keys = false;  // random codes: the same bytes, faster to build
+  pmqa::fixtures::Rng rng(s.seed);
+  for (std::int64_t b = 0; b < batch; ++b)
+    s.context_lens.push_back(static_cast<std::int32_t>(rng.between(context * 7 / 10, context * 13 / 10)));
+  return pmqa::fixtures::make_case(s);
+}
+
+template <class Hooks>
+void run_case(const char* name, HipBackend& be, const pmqa::Case& c, Flusher& flusher, int reps) {
+  PreparedRun<HipBackend, Hooks> run(be, Path::fused, c, {.variant = pmqa::kernels::FusedVariant::mma});
+  if (run.instruction() != "wgmma") throw std::runtime_error("the timeline needs the wgmma kernel; ran " + run.instruction());
+  const Stamps s = timed([&] { run.launch(); }, flusher, reps);
+  const int ctas = std::min(static_cast<int>(be.persistent_blocks(pmqa::kdev::kWgCtasPerSm<64>)), kMaxCtas);
+  std::vector<std::int64_t> chunks_per_seq;  // next_n 1: a sequence's live keys are its context
+  for (const std::int32_t len : c.context_lens) chunks_per_seq.push_back((std::min<std::int64_t>(len, c.max_model_len) + 63) / 64);
+  print_timeline((std::string(name) + ", keys by " + run.key_copies()).c_str(), s, ctas, 64.0 * 132,
+                 sequence_starts(chunks_per_seq, ctas));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 9;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else {
+      std::fprintf(stderr, "usage: pmqa_bench_timeline [--reps N]\n");
+      return 2;
+    }
+  }
+  const auto gpu = pmqa::kernels::find_gpu();
+  if (!gpu) {
+    std::printf("pmqa_bench_timeline: no GPU found: nothing measured\n");
+    return 77;
+  }
+  try {
+    const bool wgmma = pmqa::kernels::detail::device_runs_wgmma(gpu->cc_major, gpu->cc_minor);
+    if (!wgmma) {
+      std::printf("pmqa_bench_timeline: %s does not run the wgmma kernel: nothing measured\n", gpu->name.c_str());
+      return 77;
+    }
+    HipBackend be(gpu->device, gpu->multiprocessors, true, true);
+    Flusher flusher(be);
+    std::printf("pmqa_bench_timeline: %s, %d SMs, median of %d L2-flushed launches per case\n", gpu->name.c_str(),
+                gpu->multiprocessors, reps);
+    {
+      const dim3 grid(static_cast<unsigned>(be.persistent_blocks(pmqa::kdev::kWgCtasPerSm<64>)));
+      const Stamps s = timed([&] { hipLaunchKernelGGL(empty_kernel, grid, dim3(128), 0, 0, 0); }, flusher, reps);
+      std::printf("\nempty kernel, same grid (%u CTAs of 128 threads): events %.1f us\n", grid.x, s.event_us);
+    }
+    const pmqa::Case decode = decode_case(64, 8192, 1, 16384);
+    run_case<Timeline>("decode shape, next_n 1", be, decode, flusher, reps);
+    run_case<TimelineNoEvictFirst>("decode shape, next_n 1, key copies without the evict-first policy", be, decode, flusher,
+                                   reps);
+    run_case<TimelineNoKeys>("decode shape, next_n 1, no key copies", be, decode, flusher, reps);
+    run_case<Timeline>("one sequence of ~1K keys", be, decode_case(1, 1024, 1, 16384), flusher, reps);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pmqa_bench_timeline: %s\n", e.what());
+    return 2;
+  }
+}
