@@ -138,15 +138,19 @@ void print_timeline(const char* name, const Stamps& s, int ctas, double chunk_by
   // The SM clock, from each CTA's stamps at its entry and its end (globaltimer is coarse: its
   // smallest step is printed below; within a CTA the cycle counter times the steps).
   std::vector<double> ghz;
-  unsigned long long step = ~0ull;
+  std::vector<unsigned long long> all;  // every stamp: their smallest gap is the timer's step
   for (int b = 0; b < ctas; ++b) {
     const double dt = static_cast<double>(s.t(b, WgMark::kEnd) - s.t(b, WgMark::kEntry));
     if (s.t(b, WgMark::kEntry) && dt > 2000) ghz.push_back(static_cast<double>(s.c(b, WgMark::kEnd) - s.c(b, WgMark::kEntry)) / dt);
-    for (int q = 1; q < WgMark::kPoints; ++q)
-      if (s.t(b, q) > s.t(b, WgMark::kEntry)) step = std::min(step, s.t(b, q) - s.t(b, WgMark::kEntry));
+    for (int q = 0; q < WgMark::kPoints; ++q)
+      if (s.t(b, q)) all.push_back(s.t(b, q));
   }
+  std::sort(all.begin(), all.end());
+  unsigned long long step = 0;
+  for (std::size_t i = 1; i < all.size(); ++i)
+    if (all[i] != all[i - 1] && (step == 0 || all[i] - all[i - 1] < step)) step = all[i] - all[i - 1];
   const double clock_ghz = ghz.empty() ? 1.98 : quantile(ghz, 0.5);
-  std::printf("\n%s: events %.1f us; %d CTAs; SM clock %.2f GHz; smallest globaltimer step seen %llu ns\n", name, s.event_us,
+  std::printf("\n%s: events %.1f us; %d CTAs; SM clock %.2f GHz; globaltimer step %llu ns\n", name, s.event_us,
               ctas, clock_ghz, step);
 
   std::printf("  %-34s %8s %8s %8s %8s   (us after the first CTA's entry)\n", "point reached", "min", "p50", "p90", "max");

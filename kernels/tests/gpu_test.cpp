@@ -44,7 +44,9 @@ TEST_P(GpuSuite, EveryCaseMatchesTheReference) {
     // The wgmma kernel copies through the tensor map wherever the cache allows it: a silent fall
     // back to cp.async (the driver refusing the map) is a failure, not a slower pass.
     const bool map_fits = c.layout == KvLayout::normal && c.block_size % 64 == 0 && c.block_stride % 16 == 0;
-    if (run.instruction == "wgmma" && map_fits) EXPECT_EQ(run.key_copies, "tensor-map") << sc.name;
+    if (run.instruction == "wgmma" && map_fits) {
+      EXPECT_EQ(run.key_copies, "tensor-map") << sc.name;
+    }
     ++checked;
   }
   EXPECT_GT(checked, 0);
