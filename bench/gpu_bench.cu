@@ -25,6 +25,7 @@
 #include "pmqa/fixtures/rng.hpp"
 #include "pmqa/kernels/detail/hip_backend.hpp"
 #include "pmqa/kernels/detail/run_path.hpp"
+#include "gpu_timing.hpp"
 #include "pmqa_kernels/mma_nv.hpp"
 #include "pmqa/reference/compare.hpp"
 
@@ -33,40 +34,10 @@ namespace {
 using pmqa::kernels::Path;
 using pmqa::kernels::detail::HipBackend;
 using pmqa::kernels::detail::PreparedRun;
-
-struct Events {
-  hipEvent_t start{}, stop{};
-  Events() {
-    PMQA_HIP_CHECK(hipEventCreate(&start));
-    PMQA_HIP_CHECK(hipEventCreate(&stop));
-  }
-  ~Events() {
-    static_cast<void>(hipEventDestroy(start));
-    static_cast<void>(hipEventDestroy(stop));
-  }
-  float ms() {
-    PMQA_HIP_CHECK(hipEventSynchronize(stop));
-    float t = 0;
-    PMQA_HIP_CHECK(hipEventElapsedTime(&t, start, stop));
-    return t;
-  }
-};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-// Overwrites a buffer larger than L2 so the next launch reads its inputs from HBM.
-struct L2Flusher {
-  HipBackend& be;
-  std::size_t bytes;
-  void* buf;
-  L2Flusher(HipBackend& b, std::size_t n) : be(b), bytes(n), buf(b.allocate(n)) {}
-  ~L2Flusher() { be.release(buf); }
-  void flush() { PMQA_HIP_CHECK(hipMemsetAsync(buf, static_cast<int>(++round & 0xFF), bytes, 0)); }
-  unsigned round = 0;
-};
+using pmqa::bench::decode_case;
+using pmqa::bench::Events;
+using pmqa::bench::L2Flusher;
+using pmqa::bench::median;
 
 // Device-to-device copy bandwidth, counting bytes read plus bytes written.
 double copy_bandwidth(HipBackend& be, int reps) {
@@ -118,8 +89,6 @@ double fma_rate(HipBackend& be, int multiprocessors, int reps) {
   return flops / (median(t) * 1e-3);
 }
 
-// DeepSeek-V3.2 indexer shape (H 64, D 128, block 64), 1-D lengths uniform in [0.7, 1.3] x context,
-// shuffled block table. quantize=false fills keys with random codes (same bytes, faster to build).
 // Independent chains of f16 mma.sync m16n8k16 per warp: the tensor-core instruction fused-mma
 // issues (on sm_90 fp8 mma.sync is itself lowered to it), so its ceiling.
 constexpr int kMmaChains = 4, kMmaIters = 2048;
@@ -150,25 +119,6 @@ double mma_rate(HipBackend& be, int multiprocessors, int reps) {
   be.release(out);
   const double flops = 2.0 * 16 * 8 * 16 * kMmaChains * static_cast<double>(kMmaIters) * grid.x * (block.x / 32);
   return flops / (median(t) * 1e-3);
-}
-
-pmqa::Case decode_case(std::int64_t batch, std::int64_t context, std::int64_t next_n, std::int64_t max_model_len,
-                       bool quantize = true) {
-  pmqa::fixtures::CaseSpec s;
-  s.name = "deepseek-v32-B" + std::to_string(batch) + "-ctx" + std::to_string(context) + "-n" + std::to_string(next_n);
-  s.seed = 7000 + static_cast<std::uint64_t>(batch * 131 + context * 7 + next_n);
-  s.batch = batch;
-  s.next_n = next_n;
-  s.heads = 64;
-  s.head_dim = 128;
-  s.block_size = 64;
-  s.max_model_len = max_model_len;
-  s.garbage_unused = false;
-  s.quantize_keys = quantize;
-  pmqa::fixtures::Rng rng(s.seed);
-  for (std::int64_t b = 0; b < batch; ++b)
-    s.context_lens.push_back(static_cast<std::int32_t>(rng.between(context * 7 / 10, context * 13 / 10)));
-  return pmqa::fixtures::make_case(s);
 }
 
 // Each input read once, each output cell written once.

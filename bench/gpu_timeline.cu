@@ -20,6 +20,7 @@
 #include "pmqa/fixtures/rng.hpp"
 #include "pmqa/kernels/detail/hip_backend.hpp"
 #include "pmqa/kernels/detail/run_path.hpp"
+#include "gpu_timing.hpp"
 
 namespace {
 
@@ -27,6 +28,9 @@ using pmqa::kdev::WgMark;
 using pmqa::kernels::Path;
 using pmqa::kernels::detail::HipBackend;
 using pmqa::kernels::detail::PreparedRun;
+using pmqa::bench::decode_case;
+using pmqa::bench::Events;
+using pmqa::bench::L2Flusher;
 
 constexpr int kMaxCtas = 2048;
 __device__ unsigned long long g_time[kMaxCtas * WgMark::kPoints];  // %globaltimer, ns (0: not reached)
@@ -47,24 +51,6 @@ struct TimelineNoEvictFirst : Timeline { static constexpr bool kSkipEvictFirst =
 
 __global__ void empty_kernel(int) {}
 
-struct Events {
-  hipEvent_t start{}, stop{};
-  Events() {
-    PMQA_HIP_CHECK(hipEventCreate(&start));
-    PMQA_HIP_CHECK(hipEventCreate(&stop));
-  }
-  ~Events() {
-    static_cast<void>(hipEventDestroy(start));
-    static_cast<void>(hipEventDestroy(stop));
-  }
-  float ms() {
-    PMQA_HIP_CHECK(hipEventSynchronize(stop));
-    float t = 0;
-    PMQA_HIP_CHECK(hipEventElapsedTime(&t, start, stop));
-    return t;
-  }
-};
-
 // One launch's stamps, copied back.
 struct Stamps {
   double event_us = 0;
@@ -80,16 +66,8 @@ double quantile(std::vector<double> v, double q) {
   return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
 }
 
-struct Flusher {
-  std::size_t bytes = std::size_t{512} << 20;  // before buf: the constructor allocates it
-  void* buf = nullptr;
-  unsigned round = 0;
-  explicit Flusher(HipBackend& be) : buf(be.allocate(bytes)) {}
-  void flush() { PMQA_HIP_CHECK(hipMemsetAsync(buf, static_cast<int>(++round & 0xFF), bytes, 0)); }
-};
-
 template <class Launch>
-Stamps timed(Launch&& launch, Flusher& flusher, int reps) {
+Stamps timed(Launch&& launch, L2Flusher& flusher, int reps) {
   void *time_at = nullptr, *clock_at = nullptr;
   PMQA_HIP_CHECK(hipGetSymbolAddress(&time_at, HIP_SYMBOL(g_time)));
   PMQA_HIP_CHECK(hipGetSymbolAddress(&clock_at, HIP_SYMBOL(g_clock)));
@@ -221,26 +199,8 @@ void print_timeline(const char* name, const Stamps& s, int ctas, double chunk_by
   std::printf("\n");
 }
 
-pmqa::Case decode_case(std::int64_t batch, std::int64_t context, std::int64_t next_n, std::int64_t max_model_len) {
-  pmqa::fixtures::CaseSpec s;
-  s.name = "timeline-B" + std::to_string(batch) + "-ctx" + std::to_string(context);
-  s.seed = 9100 + static_cast<std::uint64_t>(batch * 131 + context);
-  s.batch = batch;
-  s.next_n = next_n;
-  s.heads = 64;
-  s.head_dim = 128;
-  s.block_size = 64;
-  s.max_model_len = max_model_len;
-  s.garbage_unused = false;
-  s.quantize_keys = false;  // random codes: the same bytes, faster to build
-  pmqa::fixtures::Rng rng(s.seed);
-  for (std::int64_t b = 0; b < batch; ++b)
-    s.context_lens.push_back(static_cast<std::int32_t>(rng.between(context * 7 / 10, context * 13 / 10)));
-  return pmqa::fixtures::make_case(s);
-}
-
 template <class Hooks>
-void run_case(const char* name, HipBackend& be, const pmqa::Case& c, Flusher& flusher, int reps) {
+void run_case(const char* name, HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, int reps) {
   PreparedRun<HipBackend, Hooks> run(be, Path::fused, c, {.variant = pmqa::kernels::FusedVariant::mma});
   if (run.instruction() != "wgmma") throw std::runtime_error("the timeline needs the wgmma kernel; ran " + run.instruction());
   const Stamps s = timed([&] { run.launch(); }, flusher, reps);
@@ -274,7 +234,7 @@ int main(int argc, char** argv) {
       return 77;
     }
     HipBackend be(gpu->device, gpu->multiprocessors, true, true);
-    Flusher flusher(be);
+    L2Flusher flusher(be, std::size_t{512} << 20);
     std::printf("pmqa_bench_timeline: %s, %d SMs, median of %d L2-flushed launches per case\n", gpu->name.c_str(),
                 gpu->multiprocessors, reps);
     {
@@ -282,12 +242,12 @@ int main(int argc, char** argv) {
       const Stamps s = timed([&] { hipLaunchKernelGGL(empty_kernel, grid, dim3(128), 0, 0, 0); }, flusher, reps);
       std::printf("\nempty kernel, same grid (%u CTAs of 128 threads): events %.1f us\n", grid.x, s.event_us);
     }
-    const pmqa::Case decode = decode_case(64, 8192, 1, 16384);
+    const pmqa::Case decode = decode_case(64, 8192, 1, 16384, false);
     run_case<Timeline>("decode shape, next_n 1", be, decode, flusher, reps);
     run_case<TimelineNoEvictFirst>("decode shape, next_n 1, key copies without the evict-first policy", be, decode, flusher,
                                    reps);
     run_case<TimelineNoKeys>("decode shape, next_n 1, no key copies", be, decode, flusher, reps);
-    run_case<Timeline>("one sequence of ~1K keys", be, decode_case(1, 1024, 1, 16384), flusher, reps);
+    run_case<Timeline>("one sequence of ~1K keys", be, decode_case(1, 1024, 1, 16384, false), flusher, reps);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pmqa_bench_timeline: %s\n", e.what());
