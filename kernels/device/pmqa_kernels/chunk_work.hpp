@@ -1,5 +1,5 @@
-// fused-mma's work split: every warp of a persistent grid takes an equal share of the launch's
-// live chunks (64 keys of one sequence holding at least one key some row reads), numbered
+// fused-mma's work split: every unit of a persistent grid (a warp of the mma.sync kernel, a
+// warpgroup of the wgmma kernel) takes an equal share of the launch's live chunks (64 keys of one sequence holding at least one key some row reads), numbered
 // sequence by sequence. A warp's share is contiguous, so it usually stays on one sequence (its q
 // stays in registers) and crosses into the next at most a few times; a sequence's chunks spread
 // over as many warps as the grid has, so one long sequence does not leave the GPU idle and many
@@ -14,70 +14,104 @@ inline constexpr int kChunkKeys = 64;
 inline constexpr int kChunkWarp = 32;  // fused-mma's warps (NVIDIA)
 
 // Keys of sequence b that exist for the launch's rows (the longest E_r, at most max_model_len).
+// Below 2^31: context lengths are 32-bit.
 template <class Hooks>
-PMQA_DEV std::int64_t live_keys(const LogitsParams& p, std::int64_t b) {
+PMQA_DEV std::int32_t live_keys(const LogitsParams& p, std::int64_t b) {
   const std::int64_t keys = longest_row<Hooks>(p, b, p.mma_n_begin, p.mma_n_begin + p.mma_n_count);
-  return keys < p.max_model_len ? keys : p.max_model_len;
+  return static_cast<std::int32_t>(keys < p.max_model_len ? keys : p.max_model_len);
 }
 
-PMQA_DEV std::int64_t chunks_of(std::int64_t keys) { return keys > 0 ? (keys + kChunkKeys - 1) / kChunkKeys : 0; }
+PMQA_DEV std::int32_t chunks_of(std::int32_t keys) { return keys > 0 ? (keys + kChunkKeys - 1) / kChunkKeys : 0; }
 
-// Chunk c of sequence b, which has `chunks` live chunks (`keys` live keys).
+// Chunk c of sequence b, which has `chunks` live chunks (`keys` live keys). 32-bit throughout:
+// the host API bounds a launch's output cells below 2^36 (run_path.hpp), so its live chunks, and
+// every chunk number below, stay under 2^31 (64-bit cursors cost fused-mma's prologue and loop
+// twice the instructions, notes v9).
 struct ChunkCursor {
-  std::int64_t b = 0, c = 0, chunks = 0, keys = 0;
+  std::int32_t b = 0, c = 0, chunks = 0, keys = 0;
 };
 
-// The launch's live chunks, over all sequences (every lane gets the total).
-template <class Hooks>
-PMQA_DEV std::int64_t total_live_chunks(const LogitsParams& p) {
-  const int lane = static_cast<int>(threadIdx.x) % kChunkWarp;
-  // Four sequences per lane per round, their context-length loads in flight together: the first
-  // memory round trip of every persistent warp, one per 128 sequences instead of per 32.
-  constexpr int kPerLane = 4;
-  long long total = 0;
-  for (std::int64_t b0 = 0; b0 < p.batch; b0 += kChunkWarp * kPerLane) {
-    PMQA_UNROLL
-    for (int u = 0; u < kPerLane; ++u) {
-      const std::int64_t b = b0 + kChunkWarp * u + lane;
-      if (b < p.batch) total += chunks_of(live_keys<Hooks>(p, b));
-    }
-  }
-  for (int m = kChunkWarp / 2; m > 0; m /= 2) total += __shfl_xor(total, m, kChunkWarp);
-  return total;
+// A unit's share of the launch's live chunks (numbered sequence by sequence): `count` chunks
+// from `first`.
+struct ChunkShare {
+  ChunkCursor first;
+  std::uint32_t count = 0;
+};
+
+// floor(total * unit / units) in 32 bits: total = q * units + r, and r * unit < units^2 <= 2^32
+// (the host keeps units <= kMaxShareUnits).
+inline constexpr std::uint32_t kMaxShareUnits = 65536;
+PMQA_DEV std::uint32_t share_bound(std::uint32_t total, std::uint32_t unit, std::uint32_t units) {
+  const std::uint32_t q = total / units, r = total % units;
+  return q * unit + r * unit / units;
 }
 
-// The cursor at live chunk `index` (0-based over all sequences); b == batch past the last.
+// Sequences per lane per pass of find_share: their context-length loads are in flight together.
+inline constexpr int kSharePerLane = 4;
+inline constexpr int kShareGroup = kChunkWarp * kSharePerLane;
+
+// Live chunks of sequence b (0 past the batch).
 template <class Hooks>
-PMQA_DEV ChunkCursor seek_chunk(const LogitsParams& p, std::int64_t index) {
+PMQA_DEV std::uint32_t chunks_at(const LogitsParams& p, std::int64_t b) {
+  return b < p.batch ? static_cast<std::uint32_t>(chunks_of(live_keys<Hooks>(p, b))) : 0u;
+}
+
+// Unit `unit` of `units`' share: an equal contiguous part of the launch's live chunks. Every lane
+// of the warp computes the same. Lane l takes sequences g + 4l .. g + 4l + 3 of each group of 128
+// (contiguous, so the lanes' prefix sums order the sequences); one pass counts every live chunk,
+// a second (its context lengths now in L1) finds the sequence holding the share's first chunk.
+// One memory round trip per 128 sequences, no 64-bit arithmetic.
+template <class Hooks>
+PMQA_DEV ChunkShare find_share(const LogitsParams& p, std::uint32_t unit, std::uint32_t units) {
   const int lane = static_cast<int>(threadIdx.x) % kChunkWarp;
-  long long before = 0;  // live chunks of the sequences before b0
-  for (std::int64_t b0 = 0; b0 < p.batch; b0 += kChunkWarp) {
-    const long long keys = b0 + lane < p.batch ? live_keys<Hooks>(p, b0 + lane) : 0;
-    const long long mine = chunks_of(keys);
-    long long incl = mine;  // inclusive scan over the 32 sequences
+  std::uint32_t total = 0;
+  for (std::int64_t g = 0; g < p.batch; g += kShareGroup) {
+    std::uint32_t mine = 0;
+    PMQA_UNROLL
+    for (int u = 0; u < kSharePerLane; ++u) mine += chunks_at<Hooks>(p, g + kSharePerLane * lane + u);
+    for (int m = kChunkWarp / 2; m > 0; m /= 2) mine += __shfl_xor(mine, m, kChunkWarp);
+    total += mine;
+  }
+  ChunkShare share;
+  const std::uint32_t begin = share_bound(total, unit, units);
+  share.count = share_bound(total, unit + 1, units) - begin;
+  share.first.b = static_cast<std::int32_t>(p.batch);  // past the last sequence: nothing to do
+  std::uint32_t before = 0;                            // live chunks of the groups before g
+  for (std::int64_t g = 0; g < p.batch && share.count > 0; g += kShareGroup) {
+    std::uint32_t c[kSharePerLane], mine = 0;
+    PMQA_UNROLL
+    for (int u = 0; u < kSharePerLane; ++u) mine += c[u] = chunks_at<Hooks>(p, g + kSharePerLane * lane + u);
+    std::uint32_t incl = mine;  // inclusive scan over the lanes
     for (int d = 1; d < kChunkWarp; d *= 2) {
-      const long long v = __shfl_up(incl, static_cast<unsigned>(d), kChunkWarp);
+      const std::uint32_t v = __shfl_up(incl, static_cast<unsigned>(d), kChunkWarp);
       if (lane >= d) incl += v;
     }
-    const long long here = __shfl(incl, kChunkWarp - 1, kChunkWarp);
-    if (before + here > index) {
-      int first = before + incl > index ? lane : kChunkWarp;  // the sequence holding the chunk
-      for (int m = kChunkWarp / 2; m > 0; m /= 2) {
-        const int o = __shfl_xor(first, m, kChunkWarp);
-        first = o < first ? o : first;
-      }
-      ChunkCursor k;
-      k.b = b0 + first;
-      k.chunks = __shfl(mine, first, kChunkWarp);
-      k.keys = __shfl(keys, first, kChunkWarp);
-      k.c = index - (before + __shfl(incl, first, kChunkWarp) - k.chunks);
-      return k;
+    if (before + __shfl(incl, kChunkWarp - 1, kChunkWarp) <= begin) {
+      before += __shfl(incl, kChunkWarp - 1, kChunkWarp);
+      continue;
     }
-    before += here;
+    int holder = before + incl > begin ? lane : kChunkWarp;  // the first lane past `begin`
+    for (int m = kChunkWarp / 2; m > 0; m /= 2) {
+      const int o = __shfl_xor(holder, m, kChunkWarp);
+      holder = o < holder ? o : holder;
+    }
+    std::uint32_t at = before + __shfl(incl - mine, holder, kChunkWarp);  // chunks before the holder's first sequence
+    bool found = false;
+    PMQA_UNROLL
+    for (int u = 0; u < kSharePerLane; ++u) {
+      const std::uint32_t cu = __shfl(c[u], holder, kChunkWarp);
+      if (!found && at + cu > begin) {
+        found = true;
+        share.first.b = static_cast<std::int32_t>(g + kSharePerLane * holder + u);
+        share.first.chunks = static_cast<std::int32_t>(cu);
+        share.first.c = static_cast<std::int32_t>(begin - at);
+      }
+      if (!found) at += cu;
+    }
+    share.first.keys = live_keys<Hooks>(p, share.first.b);
+    break;
   }
-  ChunkCursor end;
-  end.b = p.batch;
-  return end;
+  return share;
 }
 
 // The next live chunk (sequences without live keys are skipped).
@@ -94,33 +128,26 @@ PMQA_DEV void next_chunk(const LogitsParams& p, ChunkCursor& k) {
 
 // The -inf part of the output no live chunk covers, as contiguous row tails: each launch row's
 // cells from its sequence's last live chunk to max_model_len, cut into pieces of kTailPiece
-// cells, one piece per `unit` of `units` (strided: a warp of fused-mma's mma.sync kernel, a
-// warpgroup of its wgmma kernel), `threads` threads of a unit storing consecutive cells. The wgmma
-// kernel runs it before its main loop, where the stores overlap the first copies.
+// cells, piece i going to unit i % units (a warp of fused-mma's mma.sync kernel, a warpgroup of
+// its wgmma kernel), `threads` threads of a unit storing consecutive cells. The wgmma kernel runs
+// it before its main loop, where the stores overlap the first copies. 32-bit, like the cursors
+// (rows * pieces < 2^36 / 1024); short code matters as much as few instructions here: it runs
+// once, cold, with its instructions fetched behind the first key copies (notes v9).
 inline constexpr int kTailPiece = 1024;
 template <class Hooks>
-PMQA_DEV void fill_dead_tails(const LogitsParams& p, std::int64_t unit, std::int64_t units, int thread, int threads) {
-  const std::int64_t pieces = (p.max_model_len + kTailPiece - 1) / kTailPiece;
-  const std::int64_t rows = p.batch * p.mma_n_count;
-  if (pieces == 0 || unit >= rows * pieces) return;
-  // (row, piece) of item unit + k * units, advanced without a 64-bit division per item; a row's
-  // (sequence, next_n) split in 32 bits (rows <= 65535 * 128).
-  std::int64_t row = unit / pieces, piece = unit % pieces;
-  const std::int64_t step_row = units / pieces, step_piece = units % pieces;
+PMQA_DEV void fill_dead_tails(const LogitsParams& p, std::uint32_t unit, std::uint32_t units, int thread, int threads) {
+  const auto pieces = static_cast<std::uint32_t>((p.max_model_len + kTailPiece - 1) / kTailPiece);
   const auto count = static_cast<std::uint32_t>(p.mma_n_count);
-  while (row < rows) {
-    const std::int64_t b = static_cast<std::uint32_t>(row) / count;
-    const std::int64_t n = p.mma_n_begin + static_cast<std::uint32_t>(row) % count;
-    const std::int64_t dead = chunks_of(live_keys<Hooks>(p, b)) * kChunkKeys;
-    const std::int64_t end = (piece + 1) * kTailPiece < p.max_model_len ? (piece + 1) * kTailPiece : p.max_model_len;
-    for (std::int64_t j = (piece * kTailPiece > dead ? piece * kTailPiece : dead) + thread; j < end; j += threads)
-      p.out[Hooks::out_offset(b * p.next_n + n, p.out_row_stride, j)] = minus_infinity();
-    row += step_row;
-    piece += step_piece;
-    if (piece >= pieces) {
-      piece -= pieces;
-      ++row;
-    }
+  const std::uint32_t items = static_cast<std::uint32_t>(p.batch) * count * pieces;
+  for (std::uint32_t item = unit; item < items; item += units) {
+    const std::uint32_t row = item / pieces, piece = item - row * pieces;
+    const std::uint32_t b = row / count, n = static_cast<std::uint32_t>(p.mma_n_begin) + (row - b * count);
+    const std::int32_t dead = chunks_of(live_keys<Hooks>(p, b)) * kChunkKeys;
+    const std::int64_t first = static_cast<std::int64_t>(piece) * kTailPiece;
+    const std::int64_t end = first + kTailPiece < p.max_model_len ? first + kTailPiece : p.max_model_len;
+    const std::int64_t r = static_cast<std::int64_t>(b) * p.next_n + n;
+    for (std::int64_t j = (first > dead ? first : dead) + thread; j < end; j += threads)
+      p.out[Hooks::out_offset(r, p.out_row_stride, j)] = minus_infinity();
   }
 }
 

@@ -226,17 +226,17 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaCtasPerSm) fused_mma_kernel(L
   PMQA_SHARED_OBJECT(MmaShared, shared);
   const int warp = static_cast<int>(threadIdx.x) / NvMmaF16::kWarp;
   ChunkStage(&ring)[kMmaRingStages] = shared.ring[warp];
-  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * kMmaWarps;
-  const std::int64_t me = static_cast<std::int64_t>(blockIdx.x) * kMmaWarps + warp;
+  const std::uint32_t warps = gridDim.x * kMmaWarps;
+  const std::uint32_t me = blockIdx.x * kMmaWarps + static_cast<std::uint32_t>(warp);
 
-  // This warp's share of the live chunks: [begin, end).
-  const std::int64_t total = total_live_chunks<Hooks>(p);
-  const std::int64_t begin = total * me / warps, count = total * (me + 1) / warps - begin;
-  ChunkCursor issue = seek_chunk<Hooks>(p, begin);
+  // This warp's share of the live chunks.
+  const ChunkShare share = find_share<Hooks>(p, me, warps);
+  const auto count = static_cast<std::int32_t>(share.count);  // < 2^31 (chunk_work.hpp)
+  ChunkCursor issue = share.first;
   ChunkCursor compute = issue;
   std::int64_t page = count > 0 ? first_page<Hooks>(p, issue) : 0;  // read one chunk ahead of its copies
   // Copies of chunk i go to stage i % kMmaRingStages; one commit group per chunk (empty past the end).
-  auto issue_next = [&](std::int64_t i) {
+  auto issue_next = [&](std::int32_t i) {
     if (i < count) {
       issue_chunk_copy<Hooks>(p, issue, page, ring[i % kMmaRingStages]);
       next_chunk<Hooks>(p, issue);
@@ -248,7 +248,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaCtasPerSm) fused_mma_kernel(L
 
   QGroup<kTiles> q;
   std::int64_t q_b = -1;  // the sequence q holds
-  for (std::int64_t i = 0; i < count; ++i) {
+  for (std::int32_t i = 0; i < count; ++i) {
     issue_next(i + kMmaRingStages - 1);  // into the stage chunk i-1 used (every lane is past it)
     async_wait<kMmaRingStages - 1>();    // this lane's copies of chunk i ...
     Hooks::warp_barrier();           // ... and every lane's

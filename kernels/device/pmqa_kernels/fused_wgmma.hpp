@@ -79,13 +79,16 @@ struct WgMark {
 
 // What the epilogue needs of the current sequence, read once when the warpgroup reaches it: the
 // thread's weights (w[tile][e] for column 8*tile + 2t + e), and per output row of the launch
-// (kRows / H of them, H >= 32) its valid keys and its output row's first cell.
+// (kRows / H of them, H >= 32) its valid keys and its output row's first cell; and the cells a
+// row has. 32-bit: keys of a row are below 2^31 (32-bit context lengths), so the epilogue's
+// compares and offsets are one instruction each.
 template <int kRows>
 struct SequenceRows {
   static constexpr int kOut = kRows / 32;
   float w[kRows / 8][2];
-  std::int64_t valid[kOut];
+  std::int32_t valid[kOut];  // E_r clamped to [0, cells]: the same cells read as valid
   float* out[kOut];
+  std::int32_t cells;  // min(max_model_len, 2^31 - 1): cells j < cells exist
 };
 
 // log2(H) for H in {32, 64, 128} (the host API's heads for fused-mma).
@@ -94,7 +97,7 @@ PMQA_DEV int heads_shift(const LogitsParams& p) { return p.heads == 32 ? 5 : p.h
 // Sequence b's query rows into the shared tile (row m = launch row m, swizzled; rows past kRows
 // up to 64 zeroed) and its SequenceRows.
 template <class Hooks, int kRows>
-PMQA_DEV void load_sequence(const LogitsParams& p, std::int64_t b, WgShared<kRows>& sh, SequenceRows<kRows>& seq) {
+PMQA_DEV void load_sequence(const LogitsParams& p, std::int32_t b, WgShared<kRows>& sh, SequenceRows<kRows>& seq) {
   const int tid = static_cast<int>(threadIdx.x), t = tid & 3;
   const int hs = heads_shift(p), hmask = (1 << hs) - 1;
   PMQA_UNROLL
@@ -113,10 +116,13 @@ PMQA_DEV void load_sequence(const LogitsParams& p, std::int64_t b, WgShared<kRow
     PMQA_UNROLL
     for (int e = 0; e < 2; ++e) seq.w[tile][e] = w[8 * tile + e];
   }
+  constexpr std::int64_t kCellsMax = 0x7FFFFFFF;
+  seq.cells = static_cast<std::int32_t>(p.max_model_len < kCellsMax ? p.max_model_len : kCellsMax);
   PMQA_UNROLL
   for (int k = 0; k < SequenceRows<kRows>::kOut; ++k) {
     const std::int64_t n = p.mma_n_begin + (k < p.mma_n_count ? k : 0);
-    seq.valid[k] = Hooks::valid_keys(p, b, n);
+    const std::int64_t valid = Hooks::valid_keys(p, b, n);
+    seq.valid[k] = static_cast<std::int32_t>(valid < 0 ? 0 : valid < seq.cells ? valid : seq.cells);
     seq.out[k] = p.out + Hooks::out_offset(b * p.next_n + n, p.out_row_stride, 0);
   }
 }
@@ -134,18 +140,18 @@ PMQA_DEV T select(const T (&a)[kN], int k) {
 // partial sums over the thread's columns, finished across the 4 lanes of the row group; lane t = 0
 // writes key g, t = 1 key g+8.
 template <class Hooks, int kRows>
-PMQA_DEV void flush_wg_rows(const LogitsParams& p, const SequenceRows<kRows>& seq, int k, std::int64_t key0,
-                            float (&part)[2], const float (&scale)[2]) {
+PMQA_DEV void flush_wg_rows(const SequenceRows<kRows>& seq, int k, std::int32_t key0, float (&part)[2],
+                            const float (&scale)[2]) {
   const int tid = static_cast<int>(threadIdx.x), t = tid & 3;
-  const std::int64_t valid = select(seq.valid, k);
+  const std::int32_t valid = select(seq.valid, k);
   float* const row = select(seq.out, k);
   PMQA_UNROLL
   for (int half = 0; half < 2; ++half) {
     float v = Hooks::lane_partial(part[half], threadIdx.x);
     v += __shfl_xor(v, 1, 32);
     v += __shfl_xor(v, 2, 32);
-    const std::int64_t j = key0 + 16 * (tid / 32) + ((tid % 32) >> 2) + 8 * half;
-    if (t == half && j < p.max_model_len) row[j] = j < valid ? v * scale[half] : minus_infinity();
+    const std::int32_t j = key0 + 16 * (tid / 32) + ((tid % 32) >> 2) + 8 * half;
+    if (t == half && j < seq.cells) row[j] = j < valid ? v * scale[half] : minus_infinity();
     part[half] = 0.0f;
   }
 }
@@ -174,22 +180,20 @@ PMQA_DEV void fold_chunk(const LogitsParams& p, const ChunkCursor& k, float (&ac
       part[1] = fmaf(seq.w[tile][1], Hooks::relu(in_hi * a[3]), part[1]);
     }
     if (((tile + 1) & row_mask) == 0)  // output row tile >> row_shift done
-      flush_wg_rows<Hooks, kRows>(p, seq, tile >> row_shift, k.c * kChunkKeys, part, scale);
+      flush_wg_rows<Hooks, kRows>(seq, tile >> row_shift, k.c * kChunkKeys, part, scale);
   }
 }
 
 // Stage s's copies of chunk k (its first key in physical block `page`), completing on the stage's
-// barrier: by thread 0 alone through the tensor map when the launch has one (p.key_tma), else by
-// every thread of the warpgroup with cp.async (other layouts and block sizes).
-template <class Hooks, int kRows>
+// barrier: by thread 0 alone through the tensor map (kTma), else by every thread of the warpgroup
+// with cp.async (other layouts and block sizes).
+template <class Hooks, int kRows, bool kTma>
 PMQA_DEV void issue_stage(const LogitsParams& p, const KeyMap& key_map, std::uint64_t policy, const ChunkCursor& k,
                           std::int32_t page, WgShared<kRows>& sh, int s, int tid) {
-  if (p.key_tma == 0) {
+  if constexpr (!kTma) {
     copy_chunk<Hooks, kWgThreads, Swizzle128>(p, k, page, sh.keys[s], sh.scales[s], tid);
     mbar_arrive_on_copies(sh.full[s]);
-    return;
-  }
-  if constexpr (Hooks::kSkipKeyLoads) {
+  } else if constexpr (Hooks::kSkipKeyLoads) {
     mbar_arrive(sh.full[s]);
   } else {
     const std::int64_t t0 = key_slot(p, k.c * kChunkKeys).token;
@@ -205,7 +209,10 @@ PMQA_DEV void issue_stage(const LogitsParams& p, const KeyMap& key_map, std::uin
   }
 }
 
-template <class Hooks, int kRows>
+// kTma: the launch passes a KeyMap of the cache (p.key_tma) and its chunks are copied through it;
+// two kernels rather than a runtime branch, so each carries only its own copy path (the cp.async
+// one is ~1,500 instructions per inlined copy, fetched cold into the instruction cache).
+template <class Hooks, int kRows, bool kTma>
 __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     fused_wgmma_kernel(LogitsParams p, const PMQA_GRID_CONSTANT KeyMap key_map) {
   static_assert(kRows == 32 || kRows == 64 || kRows == 128, "fused-mma scores 32, 64 or 128 query rows per launch");
@@ -214,23 +221,22 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   PMQA_SHARED_OBJECT(WgSharedSpace<kRows>, space);
   WgShared<kRows>& sh = align_shared(space);
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32;
-  const std::int64_t groups = gridDim.x, me = blockIdx.x;
   // Who issues copies: thread 0 with the tensor map, every thread with cp.async.
-  const bool producer = p.key_tma == 0 || tid == 0;
+  const bool producer = !kTma || tid == 0;
   const std::uint64_t policy = stream_once_policy();  // the key copies' L2 policy (evict first)
   Hooks::mark(WgMark::kEntry);
   if (tid == 0) {
     PMQA_UNROLL
-    for (int s = 0; s < kWgStages; ++s) mbar_init(sh.full[s], p.key_tma != 0 ? 1 : kWgThreads);
-    if (p.key_tma != 0) prefetch_key_map(key_map);
+    for (int s = 0; s < kWgStages; ++s) mbar_init(sh.full[s], kTma ? 1 : kWgThreads);
+    if constexpr (kTma) prefetch_key_map(key_map);
   }
   mbar_init_fence();
   Hooks::barrier();
 
-  // This warpgroup's share of the live chunks: [begin, end) (every warp computes the same).
-  const std::int64_t total = total_live_chunks<Hooks>(p);
-  const std::int64_t begin = total * me / groups, count = total * (me + 1) / groups - begin;
-  ChunkCursor compute = seek_chunk<Hooks>(p, begin);
+  // This warpgroup's share of the live chunks (every warp computes the same).
+  const ChunkShare share = find_share<Hooks>(p, blockIdx.x, gridDim.x);
+  const auto count = static_cast<std::int32_t>(share.count);  // < 2^31 (chunk_work.hpp)
+  ChunkCursor compute = share.first;
   Hooks::mark(WgMark::kShare);
   ChunkCursor issue = compute;  // the next chunk to copy (producers only)
   std::int32_t page = 0;        // its first block, read one chunk ahead of its copies
@@ -247,22 +253,22 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     if (kAhead < count) page = first_page<Hooks>(p, issue);
     PMQA_UNROLL
     for (int j = 0; j < kAhead; ++j)
-      if (j < count) issue_stage<Hooks, kRows>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
+      if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
   }
   Hooks::mark(WgMark::kFirstIssue);
   // Copies of chunk i go to stage i % kWgStages.
-  auto issue_next = [&](std::int64_t i) {
+  auto issue_next = [&](std::int32_t i) {
     if (producer && i < count) {
-      issue_stage<Hooks, kRows>(p, key_map, policy, issue, page, sh, static_cast<int>(i % kWgStages), tid);
+      issue_stage<Hooks, kRows, kTma>(p, key_map, policy, issue, page, sh, static_cast<int>(i % kWgStages), tid);
       next_chunk<Hooks>(p, issue);
       if (i + 1 < count) page = first_page<Hooks>(p, issue);
     }
   };
   // The -inf tails while the first copies are in flight.
-  fill_dead_tails<Hooks>(p, me, groups, tid, kWgThreads);
+  fill_dead_tails<Hooks>(p, blockIdx.x, gridDim.x, tid, kWgThreads);
 
   SequenceRows<kRows> seq{};  // zeroed: compilers cannot see it is loaded before use
-  std::int64_t q_b = -1;      // the sequence the q tile and seq hold
+  std::int32_t q_b = -1;      // the sequence the q tile and seq hold
   if (count > 0) {  // the first sequence's rows while the first copies are in flight (the loop's
     load_sequence<Hooks, kRows>(p, compute.b, sh, seq);  // first fence and barrier publish them)
     q_b = compute.b;
@@ -274,7 +280,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   const WgmmaFp8::Tile keys0 = WgmmaFp8::tile(sh.keys[0]), q0 = WgmmaFp8::tile(sh.q);
   float acc[kHalves][WgmmaFp8::kAcc] = {};
   Hooks::mark(WgMark::kLoop);
-  for (std::int64_t i = 0; i < count; ++i) {
+  for (std::int32_t i = 0; i < count; ++i) {
     const int s = static_cast<int>(i % kWgStages);
     mbar_wait(sh.full[s], static_cast<int>((i / kWgStages) & 1));  // chunk i's copies landed ...
     if (i < WgMark::kChunks) Hooks::mark(WgMark::landed(i));

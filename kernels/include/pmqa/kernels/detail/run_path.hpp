@@ -41,10 +41,21 @@ class DeviceArray {
   T* ptr_ = nullptr;
 };
 
+// A persistent fused-mma grid of `blocks` CTAs of `units_per_block` share units (chunk_work.hpp)
+// each, capped so the units' 32-bit share arithmetic stays exact.
+inline std::int64_t share_units(std::int64_t blocks, std::int64_t units_per_block) {
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(blocks, kdev::kMaxShareUnits / units_per_block));
+}
+
 inline void check_supported(const Case& c) {
   if (std::find(std::begin(kSupportedHeadDims), std::end(kSupportedHeadDims), c.head_dim) == std::end(kSupportedHeadDims))
     throw KernelError("head_dim = " + std::to_string(c.head_dim) + " is not supported by the kernels (32, 64 or 128)");
   if (c.batch > 65535) throw KernelError("batch = " + std::to_string(c.batch) + " exceeds the grid's y limit 65535");
+  // 2^36 output cells (256 GiB of fp32) is past any GPU's memory; below it the kernels number a
+  // launch's chunks and -inf pieces in 32 bits (chunk_work.hpp).
+  if (c.max_model_len > 0 && c.rows() > (std::int64_t{1} << 36) / c.max_model_len)
+    throw KernelError("B*N x max_model_len = " + std::to_string(c.rows()) + " x " + std::to_string(c.max_model_len) +
+                      " output cells exceed the kernels' limit of 2^36");
 }
 
 // Calls f.template operator()<kD, kFnuz>() for the case's head_dim and fp8 format.
@@ -209,17 +220,22 @@ class PreparedRun {
           else launcher(k32);
         };
         auto mma = [&](auto fn) {
-          const dim3 mma_grid(static_cast<unsigned>(be_.persistent_blocks(kdev::kMmaCtasPerSm)));
+          const dim3 mma_grid(static_cast<unsigned>(share_units(be_.persistent_blocks(kdev::kMmaCtasPerSm), kdev::kMmaWarps)));
           be_.launch_shared("fused_mma_kernel", fn, mma_grid, dim3(kdev::kMmaThreads), sizeof(kdev::MmaShared), q);
         };
         auto wgmma = [&](auto fn) {
-          const dim3 wg_grid(static_cast<unsigned>(be_.persistent_blocks(piece == 128 ? kdev::kWgCtasPerSm<128> : kdev::kWgCtasPerSm<64>)));
+          const dim3 wg_grid(static_cast<unsigned>(share_units(be_.persistent_blocks(piece == 128 ? kdev::kWgCtasPerSm<128> : kdev::kWgCtasPerSm<64>), 1)));
           const std::size_t shared = piece == 128 ? sizeof(kdev::WgSharedSpace<128>) : sizeof(kdev::WgSharedSpace<64>);
           be_.launch_shared("fused_wgmma_kernel", fn, wg_grid, dim3(kdev::kWgThreads), shared, q, key_map_);
         };
+        if (wgmma_ && p_.key_tma != 0) {
+          pick(wgmma, kdev::fused_wgmma_kernel<Hooks, 32, true>, kdev::fused_wgmma_kernel<Hooks, 64, true>,
+               kdev::fused_wgmma_kernel<Hooks, 128, true>);
+          continue;
+        }
         if (wgmma_) {
-          pick(wgmma, kdev::fused_wgmma_kernel<Hooks, 32>, kdev::fused_wgmma_kernel<Hooks, 64>,
-               kdev::fused_wgmma_kernel<Hooks, 128>);
+          pick(wgmma, kdev::fused_wgmma_kernel<Hooks, 32, false>, kdev::fused_wgmma_kernel<Hooks, 64, false>,
+               kdev::fused_wgmma_kernel<Hooks, 128, false>);
           continue;
         }
         auto mfma = [&](auto fn) { be_.launch("fused_mfma_kernel", fn, mfma_grid, dim3(kdev::kMfmaThreads), q); };
