@@ -46,7 +46,7 @@ PMQA_DEV std::uint32_t share_bound(std::uint32_t total, std::uint32_t unit, std:
   return q * unit + r * unit / units;
 }
 
-// Sequences per lane per pass of find_share: their context-length loads are in flight together.
+// Sequences per lane in a group of find_share: their context-length loads are in flight together.
 inline constexpr int kSharePerLane = 4;
 inline constexpr int kShareGroup = kChunkWarp * kSharePerLane;
 
@@ -56,58 +56,77 @@ PMQA_DEV std::uint32_t chunks_at(const LogitsParams& p, std::int64_t b) {
   return b < p.batch ? static_cast<std::uint32_t>(chunks_of(live_keys<Hooks>(p, b))) : 0u;
 }
 
-// Unit `unit` of `units`' share: an equal contiguous part of the launch's live chunks. Every lane
-// of the warp computes the same. Lane l takes sequences g + 4l .. g + 4l + 3 of each group of 128
-// (contiguous, so the lanes' prefix sums order the sequences); one pass counts every live chunk,
-// a second (its context lengths now in L1) finds the sequence holding the share's first chunk.
-// One memory round trip per 128 sequences, no 64-bit arithmetic.
+// The live chunks of a group of 128 sequences, g + 32u + lane in lane `lane`'s c[u]: each load
+// instruction of the warp reads one 128-byte line of context lengths (every CTA of the grid reads
+// the same lines at once, so requests count more than bytes: notes v9b), and scanned over the
+// lanes per u (incl[u]; tot[u] the 32 sequences' sum).
+struct ShareGroup {
+  std::uint32_t c[kSharePerLane], incl[kSharePerLane], tot[kSharePerLane];
+  std::uint32_t sum = 0;
+};
+template <class Hooks>
+PMQA_DEV ShareGroup load_share_group(const LogitsParams& p, std::int64_t g, int lane) {
+  ShareGroup s{};
+  PMQA_UNROLL
+  for (int u = 0; u < kSharePerLane; ++u) s.c[u] = chunks_at<Hooks>(p, g + kChunkWarp * u + lane);
+  PMQA_UNROLL
+  for (int u = 0; u < kSharePerLane; ++u) {
+    s.incl[u] = s.c[u];
+    for (int d = 1; d < kChunkWarp; d *= 2) {
+      const std::uint32_t v = __shfl_up(s.incl[u], static_cast<unsigned>(d), kChunkWarp);
+      if (lane >= d) s.incl[u] += v;
+    }
+    s.tot[u] = __shfl(s.incl[u], kChunkWarp - 1, kChunkWarp);
+    s.sum += s.tot[u];
+  }
+  return s;
+}
+
+// Unit `unit` of `units`' share: an equal contiguous part of the launch's live chunks, computed
+// alike by every lane of the calling warp. Up to 128 sequences take one memory round trip and no
+// 64-bit arithmetic; longer batches read their context lengths twice (the count, then the seek).
 template <class Hooks>
 PMQA_DEV ChunkShare find_share(const LogitsParams& p, std::uint32_t unit, std::uint32_t units) {
   const int lane = static_cast<int>(threadIdx.x) % kChunkWarp;
+  ShareGroup grp{};
   std::uint32_t total = 0;
   for (std::int64_t g = 0; g < p.batch; g += kShareGroup) {
-    std::uint32_t mine = 0;
-    PMQA_UNROLL
-    for (int u = 0; u < kSharePerLane; ++u) mine += chunks_at<Hooks>(p, g + kSharePerLane * lane + u);
-    for (int m = kChunkWarp / 2; m > 0; m /= 2) mine += __shfl_xor(mine, m, kChunkWarp);
-    total += mine;
+    grp = load_share_group<Hooks>(p, g, lane);
+    total += grp.sum;
   }
   ChunkShare share;
   const std::uint32_t begin = share_bound(total, unit, units);
   share.count = share_bound(total, unit + 1, units) - begin;
   share.first.b = static_cast<std::int32_t>(p.batch);  // past the last sequence: nothing to do
-  std::uint32_t before = 0;                            // live chunks of the groups before g
+  std::uint32_t before = 0;                            // live chunks of the sequences before g
   for (std::int64_t g = 0; g < p.batch && share.count > 0; g += kShareGroup) {
-    std::uint32_t c[kSharePerLane], mine = 0;
-    PMQA_UNROLL
-    for (int u = 0; u < kSharePerLane; ++u) mine += c[u] = chunks_at<Hooks>(p, g + kSharePerLane * lane + u);
-    std::uint32_t incl = mine;  // inclusive scan over the lanes
-    for (int d = 1; d < kChunkWarp; d *= 2) {
-      const std::uint32_t v = __shfl_up(incl, static_cast<unsigned>(d), kChunkWarp);
-      if (lane >= d) incl += v;
-    }
-    if (before + __shfl(incl, kChunkWarp - 1, kChunkWarp) <= begin) {
-      before += __shfl(incl, kChunkWarp - 1, kChunkWarp);
+    if (p.batch > kShareGroup) grp = load_share_group<Hooks>(p, g, lane);  // else still loaded
+    if (before + grp.sum <= begin) {
+      before += grp.sum;
       continue;
     }
-    int holder = before + incl > begin ? lane : kChunkWarp;  // the first lane past `begin`
+    // The row u of the group holding `begin` (selected without indexing the arrays at run time,
+    // which would put them in local memory), then its first lane past `begin`.
+    int row = kSharePerLane;
+    std::uint32_t c = 0, incl = 0;
+    PMQA_UNROLL
+    for (int u = 0; u < kSharePerLane; ++u) {
+      if (row == kSharePerLane && before + grp.tot[u] > begin) {
+        row = u;
+        c = grp.c[u];
+        incl = grp.incl[u];
+      } else if (row == kSharePerLane) {
+        before += grp.tot[u];
+      }
+    }
+    int holder = before + incl > begin ? lane : kChunkWarp;
     for (int m = kChunkWarp / 2; m > 0; m /= 2) {
       const int o = __shfl_xor(holder, m, kChunkWarp);
       holder = o < holder ? o : holder;
     }
-    std::uint32_t at = before + __shfl(incl - mine, holder, kChunkWarp);  // chunks before the holder's first sequence
-    bool found = false;
-    PMQA_UNROLL
-    for (int u = 0; u < kSharePerLane; ++u) {
-      const std::uint32_t cu = __shfl(c[u], holder, kChunkWarp);
-      if (!found && at + cu > begin) {
-        found = true;
-        share.first.b = static_cast<std::int32_t>(g + kSharePerLane * holder + u);
-        share.first.chunks = static_cast<std::int32_t>(cu);
-        share.first.c = static_cast<std::int32_t>(begin - at);
-      }
-      if (!found) at += cu;
-    }
+    share.first.b = static_cast<std::int32_t>(g + kChunkWarp * row + holder);
+    share.first.chunks = static_cast<std::int32_t>(__shfl(c, holder, kChunkWarp));
+    share.first.c = static_cast<std::int32_t>(begin - (before + __shfl(incl, holder, kChunkWarp)) + share.first.chunks);
     share.first.keys = live_keys<Hooks>(p, share.first.b);
     break;
   }

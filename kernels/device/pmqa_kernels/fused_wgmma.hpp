@@ -48,6 +48,7 @@ struct WgShared {
   std::uint8_t q[kQRows * kChunkRowBytes];                    // the sequence's query rows
   float scales[kWgStages][kChunkKeys];
   Mbarrier full[kWgStages];  // stage s holds its chunk: one phase per use of the stage
+  ChunkShare share;          // the CTA's share, found by warp 0
 };
 // What the kernel asks for: WgShared plus room to align it to 1024 bytes.
 template <int kRows>
@@ -209,6 +210,22 @@ PMQA_DEV void issue_stage(const LogitsParams& p, const KeyMap& key_map, std::uin
   }
 }
 
+// Every launch input a CTA reads besides the keys (block table, q rows, weights: 0.6 MB at the
+// decode shape) into L2 at entry, one 128-byte line per thread of the grid (thread t of CTA c
+// takes line t * CTAs + c; inputs past one line per thread are left alone). Read only later, they
+// queue in DRAM behind every CTA's first key copies (16.7 MB at the decode shape; notes v9b).
+PMQA_DEV void prefetch_small_inputs(const LogitsParams& p, int tid) {
+  constexpr std::int64_t kLine = 128;
+  const std::int64_t line = static_cast<std::int64_t>(tid) * gridDim.x + blockIdx.x;
+  const std::int64_t rows = p.batch * p.next_n;
+  const std::int64_t table = (p.batch * p.max_blocks_per_seq * 4 + kLine - 1) / kLine;
+  const std::int64_t q = (rows * p.heads * p.head_dim + kLine - 1) / kLine;
+  const std::int64_t w = (rows * p.heads * 4 + kLine - 1) / kLine;
+  if (line < table) prefetch_l2(reinterpret_cast<const std::uint8_t*>(p.block_table) + line * kLine);
+  else if (line < table + q) prefetch_l2(p.q + (line - table) * kLine);
+  else if (line < table + q + w) prefetch_l2(reinterpret_cast<const std::uint8_t*>(p.weights) + (line - table - q) * kLine);
+}
+
 // kTma: the launch passes a KeyMap of the cache (p.key_tma) and its chunks are copied through it;
 // two kernels rather than a runtime branch, so each carries only its own copy path (the cp.async
 // one is ~1,500 instructions per inlined copy, fetched cold into the instruction cache).
@@ -225,6 +242,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   const bool producer = !kTma || tid == 0;
   const std::uint64_t policy = stream_once_policy();  // the key copies' L2 policy (evict first)
   Hooks::mark(WgMark::kEntry);
+  prefetch_small_inputs(p, tid);
   if (tid == 0) {
     PMQA_UNROLL
     for (int s = 0; s < kWgStages; ++s) mbar_init(sh.full[s], kTma ? 1 : kWgThreads);
@@ -233,15 +251,15 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   mbar_init_fence();
   Hooks::barrier();
 
-  // This warpgroup's share of the live chunks (every warp computes the same).
-  const ChunkShare share = find_share<Hooks>(p, blockIdx.x, gridDim.x);
-  const auto count = static_cast<std::int32_t>(share.count);  // < 2^31 (chunk_work.hpp)
-  ChunkCursor compute = share.first;
-  Hooks::mark(WgMark::kShare);
-  ChunkCursor issue = compute;  // the next chunk to copy (producers only)
-  std::int32_t page = 0;        // its first block, read one chunk ahead of its copies
-  if (producer && count > 0) {
-    // The first kAhead chunks' blocks as independent loads (one memory round trip, not kAhead).
+  // Warp 0 finds the CTA's share of the live chunks and, with the tensor map, thread 0 issues the
+  // first copies at once; warps 1-3 write the -inf tails meanwhile. The share's cursors go to
+  // everyone through shared memory (one warp per CTA reading the context lengths, not four: every
+  // CTA reads the same lines at once, notes v9b).
+  ChunkCursor issue;      // the next chunk to copy (producers only)
+  std::int32_t page = 0;  // its first block, read one chunk ahead of its copies
+  // The first kAhead chunks' copies, their blocks read as independent loads (one memory round
+  // trip, not kAhead).
+  auto issue_first = [&](std::int32_t count) {
     ChunkCursor ahead[kAhead];
     std::int32_t pages[kAhead] = {};
     PMQA_UNROLL
@@ -254,8 +272,24 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     PMQA_UNROLL
     for (int j = 0; j < kAhead; ++j)
       if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
+  };
+  if (warp == 0) {
+    const ChunkShare mine = find_share<Hooks>(p, blockIdx.x, gridDim.x);
+    Hooks::mark(WgMark::kShare);
+    if (tid == 0) sh.share = mine;
+    issue = mine.first;
+    if (kTma && tid == 0 && mine.count > 0) issue_first(static_cast<std::int32_t>(mine.count));
+    Hooks::mark(WgMark::kFirstIssue);
+  } else {
+    fill_dead_tails<Hooks>(p, blockIdx.x, gridDim.x, tid - 32, kWgThreads - 32);
   }
-  Hooks::mark(WgMark::kFirstIssue);
+  Hooks::barrier();
+  const auto count = static_cast<std::int32_t>(sh.share.count);  // < 2^31 (chunk_work.hpp)
+  ChunkCursor compute = sh.share.first;
+  if (!kTma) {
+    issue = compute;
+    if (count > 0) issue_first(count);
+  }
   // Copies of chunk i go to stage i % kWgStages.
   auto issue_next = [&](std::int32_t i) {
     if (producer && i < count) {
@@ -264,8 +298,6 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
       if (i + 1 < count) page = first_page<Hooks>(p, issue);
     }
   };
-  // The -inf tails while the first copies are in flight.
-  fill_dead_tails<Hooks>(p, blockIdx.x, gridDim.x, tid, kWgThreads);
 
   SequenceRows<kRows> seq{};  // zeroed: compilers cannot see it is loaded before use
   std::int32_t q_b = -1;      // the sequence the q tile and seq hold

@@ -169,6 +169,15 @@ PMQA_DEV std::uint64_t stream_once_policy() {
   return policy;
 }
 
+// Starts fetching the 128-byte line at `at` into L2 (the host: nothing).
+PMQA_DEV void prefetch_l2(const void* at) {
+#if defined(PMQA_WGMMA)
+  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(at));
+#else
+  static_cast<void>(at);
+#endif
+}
+
 // Keys (row .. row + 63) of physical block `page` into a 1024-byte aligned stage, 128-byte
 // swizzled (Swizzle128), completing kChunkKeyBytes on `bar`. Boxes past the tensor read zeros.
 // kHint: with the L2 policy `policy` (stream_once_policy), else L2's default.
