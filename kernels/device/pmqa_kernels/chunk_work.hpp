@@ -50,12 +50,6 @@ PMQA_DEV std::uint32_t share_bound(std::uint32_t total, std::uint32_t unit, std:
 inline constexpr int kSharePerLane = 4;
 inline constexpr int kShareGroup = kChunkWarp * kSharePerLane;
 
-// Live chunks of sequence b (0 past the batch).
-template <class Hooks>
-PMQA_DEV std::uint32_t chunks_at(const LogitsParams& p, std::int64_t b) {
-  return b < p.batch ? static_cast<std::uint32_t>(chunks_of(live_keys<Hooks>(p, b))) : 0u;
-}
-
 // The live chunks of a group of 128 sequences, g + 32u + lane in lane `lane`'s c[u]: each load
 // instruction of the warp reads one 128-byte line of context lengths (every CTA of the grid reads
 // the same lines at once, so requests count more than bytes: notes v9b), and scanned over the
@@ -64,11 +58,32 @@ struct ShareGroup {
   std::uint32_t c[kSharePerLane], incl[kSharePerLane], tot[kSharePerLane];
   std::uint32_t sum = 0;
 };
+// The 4 context-length loads are independent and unconditional (sequences past the batch read
+// the last one and count 0), so they are in flight together: behind a branch or a loop over the
+// launch's rows each, they went out one after another, a DRAM round trip each (notes v9c).
 template <class Hooks>
 PMQA_DEV ShareGroup load_share_group(const LogitsParams& p, std::int64_t g, int lane) {
   ShareGroup s{};
+  std::int64_t keys[kSharePerLane];
+  const std::int64_t last = p.mma_n_begin + p.mma_n_count - 1;  // the launch's last row
   PMQA_UNROLL
-  for (int u = 0; u < kSharePerLane; ++u) s.c[u] = chunks_at<Hooks>(p, g + kChunkWarp * u + lane);
+  for (int u = 0; u < kSharePerLane; ++u) {
+    const std::int64_t b = g + kChunkWarp * u + lane;
+    keys[u] = Hooks::valid_keys(p, b < p.batch ? b : p.batch - 1, last);
+  }
+  for (std::int64_t n = p.mma_n_begin; n < last; ++n) {  // the longest E_r over the launch's rows
+    PMQA_UNROLL
+    for (int u = 0; u < kSharePerLane; ++u) {
+      const std::int64_t b = g + kChunkWarp * u + lane;
+      const std::int64_t e = Hooks::valid_keys(p, b < p.batch ? b : p.batch - 1, n);
+      keys[u] = e > keys[u] ? e : keys[u];
+    }
+  }
+  PMQA_UNROLL
+  for (int u = 0; u < kSharePerLane; ++u) {
+    const std::int64_t live = keys[u] < 0 ? 0 : keys[u] < p.max_model_len ? keys[u] : p.max_model_len;  // live_keys
+    s.c[u] = g + kChunkWarp * u + lane < p.batch ? static_cast<std::uint32_t>(chunks_of(static_cast<std::int32_t>(live))) : 0u;
+  }
   PMQA_UNROLL
   for (int u = 0; u < kSharePerLane; ++u) {
     s.incl[u] = s.c[u];
