@@ -95,21 +95,42 @@ struct SequenceRows {
 // log2(H) for H in {32, 64, 128} (the host API's heads for fused-mma).
 PMQA_DEV int heads_shift(const LogitsParams& p) { return p.heads == 32 ? 5 : p.heads == 64 ? 6 : 7; }
 
-// Sequence b's query rows into the shared tile (row m = launch row m, swizzled; rows past kRows
-// up to 64 zeroed) and its SequenceRows.
+// Sequence b's query rows, in two steps so a caller can put work between the loads and their use:
+// fetch_q_rows loads the thread's 16-byte pieces of the tile into registers (rows past kRows up
+// to 64 as zeros), store_q_rows writes them swizzled into the shared tile.
+template <int kRows>
+struct QRowPieces {
+  static constexpr int kPieces = WgShared<kRows>::kQRows * 8 / kWgThreads;  // 16-byte pieces a thread holds
+  std::uint32_t v[kPieces][4];
+};
 template <class Hooks, int kRows>
-PMQA_DEV void load_sequence(const LogitsParams& p, std::int32_t b, WgShared<kRows>& sh, SequenceRows<kRows>& seq) {
-  const int tid = static_cast<int>(threadIdx.x), t = tid & 3;
+PMQA_DEV QRowPieces<kRows> fetch_q_rows(const LogitsParams& p, std::int32_t b) {
+  const int tid = static_cast<int>(threadIdx.x);
   const int hs = heads_shift(p), hmask = (1 << hs) - 1;
+  QRowPieces<kRows> q{};
   PMQA_UNROLL
-  for (int i = tid; i < WgShared<kRows>::kQRows * 8; i += kWgThreads) {
-    const int m = i >> 3, s = i & 7;
-    std::uint32_t v[4] = {0, 0, 0, 0};
-    if (m < kRows) load_words4(v, p.q + Hooks::q_offset(p, b, p.mma_n_begin + (m >> hs), m & hmask, 16 * s));
+  for (int k = 0; k < QRowPieces<kRows>::kPieces; ++k) {
+    const int i = tid + k * kWgThreads, m = i >> 3, s = i & 7;
+    if (m < kRows) load_words4(q.v[k], p.q + Hooks::q_offset(p, b, p.mma_n_begin + (m >> hs), m & hmask, 16 * s));
+  }
+  return q;
+}
+template <int kRows>
+PMQA_DEV void store_q_rows(const QRowPieces<kRows>& q, WgShared<kRows>& sh) {
+  const int tid = static_cast<int>(threadIdx.x);
+  PMQA_UNROLL
+  for (int k = 0; k < QRowPieces<kRows>::kPieces; ++k) {
+    const int i = tid + k * kWgThreads, m = i >> 3, s = i & 7;
     auto* dst = reinterpret_cast<std::uint32_t*>(sh.q + Swizzle128::segment(m, s));
     PMQA_UNROLL
-    for (int e = 0; e < 4; ++e) dst[e] = v[e];
+    for (int e = 0; e < 4; ++e) dst[e] = q.v[k][e];
   }
+}
+
+// Sequence b's weights, valid lengths and output rows (SequenceRows).
+template <class Hooks, int kRows>
+PMQA_DEV void load_sequence_rows(const LogitsParams& p, std::int32_t b, SequenceRows<kRows>& seq) {
+  const int t = static_cast<int>(threadIdx.x) & 3;
   // The launch's weights are contiguous: column c is row mma_n_begin + c / H, head c % H.
   const float* w = p.weights + (b * p.next_n + p.mma_n_begin) * p.heads + 2 * t;
   PMQA_UNROLL
@@ -126,6 +147,13 @@ PMQA_DEV void load_sequence(const LogitsParams& p, std::int32_t b, WgShared<kRow
     seq.valid[k] = static_cast<std::int32_t>(valid < 0 ? 0 : valid < seq.cells ? valid : seq.cells);
     seq.out[k] = p.out + Hooks::out_offset(b * p.next_n + n, p.out_row_stride, 0);
   }
+}
+
+// Sequence b's query rows into the shared tile and its SequenceRows (a sequence switch).
+template <class Hooks, int kRows>
+PMQA_DEV void load_sequence(const LogitsParams& p, std::int32_t b, WgShared<kRows>& sh, SequenceRows<kRows>& seq) {
+  store_q_rows(fetch_q_rows<Hooks, kRows>(p, b), sh);
+  load_sequence_rows<Hooks, kRows>(p, b, seq);
 }
 
 // a[k] for a runtime k < kN, without an indexed (local-memory) register array.
@@ -251,15 +279,33 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   mbar_init_fence();
   Hooks::barrier();
 
-  // Warp 0 finds the CTA's share of the live chunks and, with the tensor map, thread 0 issues the
-  // first copies at once; warps 1-3 write the -inf tails meanwhile. The share's cursors go to
-  // everyone through shared memory (one warp per CTA reading the context lengths, not four: every
-  // CTA reads the same lines at once, notes v9b).
+  // Warp 0 finds the CTA's share of the live chunks while warps 1-3 write the -inf tails; the
+  // share's cursors go to everyone through shared memory (one warp per CTA reading the context
+  // lengths, not four: every CTA reads the same lines at once, notes v9b).
   ChunkCursor issue;      // the next chunk to copy (producers only)
   std::int32_t page = 0;  // its first block, read one chunk ahead of its copies
-  // The first kAhead chunks' copies, their blocks read as independent loads (one memory round
-  // trip, not kAhead).
-  auto issue_first = [&](std::int32_t count) {
+  if (warp == 0) {
+    const ChunkShare mine = find_share<Hooks>(p, blockIdx.x, gridDim.x);
+    Hooks::mark(WgMark::kShare);
+    if (tid == 0) sh.share = mine;
+  } else {
+    fill_dead_tails<Hooks>(p, blockIdx.x, gridDim.x, tid - 32, kWgThreads - 32);
+  }
+  Hooks::barrier();
+  const auto count = static_cast<std::int32_t>(sh.share.count);  // < 2^31 (chunk_work.hpp)
+  ChunkCursor compute = sh.share.first;
+  issue = compute;
+
+  // The first sequence's q rows are read before the first key copies are issued, and the first
+  // chunks' blocks while they are in flight: read after the copies, the rows waited ~4 us behind
+  // every CTA's first copies (16.7 MB in the DRAM queues) although prefetched into L2 (notes v9d).
+  SequenceRows<kRows> seq{};  // zeroed: compilers cannot see it is loaded before use
+  std::int32_t q_b = -1;      // the sequence the q tile and seq hold
+  QRowPieces<kRows> first_q{};
+  if (count > 0) first_q = fetch_q_rows<Hooks, kRows>(p, compute.b);
+  if (producer && count > 0) {
+    // The first kAhead chunks' blocks as independent loads (one memory round trip, not kAhead),
+    // then their copies.
     ChunkCursor ahead[kAhead];
     std::int32_t pages[kAhead] = {};
     PMQA_UNROLL
@@ -272,23 +318,12 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     PMQA_UNROLL
     for (int j = 0; j < kAhead; ++j)
       if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
-  };
-  if (warp == 0) {
-    const ChunkShare mine = find_share<Hooks>(p, blockIdx.x, gridDim.x);
-    Hooks::mark(WgMark::kShare);
-    if (tid == 0) sh.share = mine;
-    issue = mine.first;
-    if (kTma && tid == 0 && mine.count > 0) issue_first(static_cast<std::int32_t>(mine.count));
-    Hooks::mark(WgMark::kFirstIssue);
-  } else {
-    fill_dead_tails<Hooks>(p, blockIdx.x, gridDim.x, tid - 32, kWgThreads - 32);
   }
-  Hooks::barrier();
-  const auto count = static_cast<std::int32_t>(sh.share.count);  // < 2^31 (chunk_work.hpp)
-  ChunkCursor compute = sh.share.first;
-  if (!kTma) {
-    issue = compute;
-    if (count > 0) issue_first(count);
+  Hooks::mark(WgMark::kFirstIssue);
+  if (count > 0) {  // the loop's first fence and barrier publish the tile
+    store_q_rows(first_q, sh);
+    load_sequence_rows<Hooks, kRows>(p, compute.b, seq);
+    q_b = compute.b;
   }
   // Copies of chunk i go to stage i % kWgStages.
   auto issue_next = [&](std::int32_t i) {
@@ -298,13 +333,6 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
       if (i + 1 < count) page = first_page<Hooks>(p, issue);
     }
   };
-
-  SequenceRows<kRows> seq{};  // zeroed: compilers cannot see it is loaded before use
-  std::int32_t q_b = -1;      // the sequence the q tile and seq hold
-  if (count > 0) {  // the first sequence's rows while the first copies are in flight (the loop's
-    load_sequence<Hooks, kRows>(p, compute.b, sh, seq);  // first fence and barrier publish them)
-    q_b = compute.b;
-  }
   // Every thread's first copies are issued before anyone waits for them. A GPU thread would just
   // wait at the stage's barrier; the host executor's cannot block there (its emulated wait traps
   // on an open phase), and the loop's own barrier comes after the first wait. One barrier per CTA.
