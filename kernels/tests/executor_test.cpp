@@ -272,6 +272,22 @@ TEST(HostExecutor, UnsupportedHeadDimIsAnError) {
   EXPECT_THROW(kernels::make_host_executor()->run(kernels::Path::fused, c), kernels::KernelError);
 }
 
+// The kernels number a launch's chunks and -inf pieces in 32 bits, exact below 2^36 output cells
+// (256 GiB of fp32, past any GPU's memory): a case at the bound is refused, with the reason,
+// before anything is allocated.
+TEST(HostExecutor, OutputsOf2To36CellsAreAnError) {
+  fixtures::CaseSpec s;
+  s.context_lens = {10};
+  s.max_model_len = std::int64_t{1} << 36;
+  const auto exec = kernels::make_host_executor();
+  try {
+    exec->run(kernels::Path::fused, fixtures::make_case(s));
+    ADD_FAILURE() << "a launch of 2^36 output cells ran";
+  } catch (const kernels::KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("2^36"), std::string::npos) << e.what();
+  }
+}
+
 TEST(HostExecutor, RelaunchesAreBitwiseIdentical) {
   const auto sc = fixtures::suite("quick").at(0);
   const auto run = kernels::make_host_executor({.schedule_seed = 99})->run(kernels::Path::fused, fixtures::make_case(sc.spec), {.launches = 3});

@@ -53,7 +53,7 @@ inline void check_supported(const Case& c) {
   if (c.batch > 65535) throw KernelError("batch = " + std::to_string(c.batch) + " exceeds the grid's y limit 65535");
   // 2^36 output cells (256 GiB of fp32) is past any GPU's memory; below it the kernels number a
   // launch's chunks and -inf pieces in 32 bits (chunk_work.hpp).
-  if (c.max_model_len > 0 && c.rows() > (std::int64_t{1} << 36) / c.max_model_len)
+  if (c.max_model_len > 0 && c.rows() > ((std::int64_t{1} << 36) - 1) / c.max_model_len)  // rows * cells >= 2^36
     throw KernelError("B*N x max_model_len = " + std::to_string(c.rows()) + " x " + std::to_string(c.max_model_len) +
                       " output cells exceed the kernels' limit of 2^36");
 }
