@@ -15,10 +15,13 @@ inline constexpr int kChunkWarp = 32;  // fused-mma's warps (NVIDIA)
 
 // Keys of sequence b that exist for the launch's rows (the longest E_r, at most max_model_len).
 // Below 2^31: context lengths are 32-bit.
+// live_from_longest: the same from the longest E_r already known (negative: none).
+PMQA_DEV std::int32_t live_from_longest(const LogitsParams& p, std::int64_t longest) {
+  return static_cast<std::int32_t>(longest < 0 ? 0 : longest < p.max_model_len ? longest : p.max_model_len);
+}
 template <class Hooks>
 PMQA_DEV std::int32_t live_keys(const LogitsParams& p, std::int64_t b) {
-  const std::int64_t keys = longest_row<Hooks>(p, b, p.mma_n_begin, p.mma_n_begin + p.mma_n_count);
-  return static_cast<std::int32_t>(keys < p.max_model_len ? keys : p.max_model_len);
+  return live_from_longest(p, longest_row<Hooks>(p, b, p.mma_n_begin, p.mma_n_begin + p.mma_n_count));
 }
 
 PMQA_DEV std::int32_t chunks_of(std::int32_t keys) { return keys > 0 ? (keys + kChunkKeys - 1) / kChunkKeys : 0; }
@@ -80,10 +83,8 @@ PMQA_DEV ShareGroup load_share_group(const LogitsParams& p, std::int64_t g, int 
     }
   }
   PMQA_UNROLL
-  for (int u = 0; u < kSharePerLane; ++u) {
-    const std::int64_t live = keys[u] < 0 ? 0 : keys[u] < p.max_model_len ? keys[u] : p.max_model_len;  // live_keys
-    s.c[u] = g + kChunkWarp * u + lane < p.batch ? static_cast<std::uint32_t>(chunks_of(static_cast<std::int32_t>(live))) : 0u;
-  }
+  for (int u = 0; u < kSharePerLane; ++u)
+    s.c[u] = g + kChunkWarp * u + lane < p.batch ? static_cast<std::uint32_t>(chunks_of(live_from_longest(p, keys[u]))) : 0u;
   PMQA_UNROLL
   for (int u = 0; u < kSharePerLane; ++u) {
     s.incl[u] = s.c[u];
