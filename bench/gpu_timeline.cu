@@ -38,8 +38,6 @@ __device__ long long g_clock[kMaxCtas * WgMark::kPoints];          // the SM's c
 __device__ int g_folds[kMaxCtas];                                   // chunks a CTA folded
 __device__ int g_seq[kMaxCtas * WgMark::kChunks];                   // the sequence of its i-th chunk
 
-__shared__ int s_folds;  // the CTA's chunks folded so far (a global counter would cost a load a chunk)
-
 struct Timeline : pmqa::kdev::Faithful {
   static __device__ void mark(int point) {
     if (threadIdx.x != 0 || blockIdx.x >= kMaxCtas) return;
@@ -48,14 +46,12 @@ struct Timeline : pmqa::kdev::Faithful {
     const int at = static_cast<int>(blockIdx.x) * WgMark::kPoints + point;
     g_clock[at] = clock64();
     g_time[at] = t;
-    if (point == WgMark::kEntry) s_folds = 0;
-    if (point == WgMark::kEnd) g_folds[blockIdx.x] = s_folds;
   }
   // Which sequence each chunk was in (dynamic shares decide it at run time): thread 0 alone calls
-  // this, in order. Stores only: a load here would hold up the warpgroup for a round trip.
+  // this, in order.
   static __device__ void chunk_folded(std::int32_t b, std::int32_t /*c*/) {
     if (blockIdx.x >= kMaxCtas) return;
-    const int n = s_folds++;
+    const int n = g_folds[blockIdx.x]++;
     if (n < WgMark::kChunks) g_seq[blockIdx.x * WgMark::kChunks + n] = b;
   }
 };

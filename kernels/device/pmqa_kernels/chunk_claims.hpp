@@ -5,8 +5,8 @@
 // (DRAM serves them unequally, some start late, some cross into a second sequence), and the
 // slowest sets the launch's end (notes v9d). So a share is cut in two:
 // - its first half (rounded up) is private: the owner walks it with no atomics;
-// - its second half is claimable: a counter per share in global memory hands out its chunks two
-//   per ticket (atomicAdd), to the owner and, once a CTA has run out of its own, to the
+// - its second half is claimable: a counter per share in global memory hands out its chunks one
+//   ticket at a time (atomicAdd), to the owner and, once a CTA has run out of its own, to the
 //   CTAs of the kStealVictims shares before it (CTA u claims from u+1, u+2, ...: the share after
 //   u's starts where u's ends, usually in the same sequence, so a taken chunk rarely costs a
 //   sequence switch).
@@ -56,16 +56,12 @@ PMQA_DEV void reset_next_claims(const LogitsParams& p, int tid, int threads) {
     next[i] = 0;
 }
 
-// Chunks a ticket hands out: two, so one atomic serves two chunks and its round trip has two
-// chunks' time to come back.
-inline constexpr std::uint32_t kClaimChunks = 2;
-
 // The chunks one CTA copies, in order: its private part, then tickets of its own claimable part,
-// then of the next shares' (see the top). Thread 0 waits for a ticket, and every wgmma waits for
-// thread 0, so a ticket is claimed two chunks ahead of its use: the first as two private chunks
-// are left, the next as a ticket's first chunk is taken, the next share's as this share's last
-// ticket is. A ticket past a share's end means others took the rest; the shares around are then
-// done or nearly, and the CTA stops rather than wait for more round trips.
+// then of the next shares' (see the top). A ticket is claimed one call ahead of its use, so the
+// atomic's round trip overlaps a chunk's copy instead of holding up the warpgroup (thread 0 waits
+// for it, and every wgmma waits for thread 0): the next share's first claim is fired as this
+// share's last chunk is taken. A ticket past a share's end means others took the rest; the shares
+// around are then done or nearly, and the CTA stops rather than wait for more round trips.
 template <class Hooks>
 class ChunkSource {
  public:
@@ -73,33 +69,32 @@ class ChunkSource {
   PMQA_DEV ChunkSource(const LogitsParams& p, const ChunkShare& share, std::uint32_t unit, std::uint32_t units, bool dynamic)
       : at_(share.first), pos_(share.begin), total_(share.total), unit_(unit), units_(units) {
     const std::uint32_t own = dynamic ? private_chunks(share.count) : share.count;
-    run_next_ = share.begin;
-    run_end_ = share.begin + own;
+    next_private_ = share.begin;
+    private_end_ = share.begin + own;
     if (!dynamic) return;
     counters_ = p.claims + p.claim_set * p.claim_units;
     victim_ = unit;
-    claim_begin_ = run_end_;
+    claim_begin_ = private_end_;
     claim_len_ = share.count - own;
-    started_ = false;
-    if (own <= kClaimChunks) start_claims();
+    if (claim_len_ > 0) fire();
+    else claim_next_share();
   }
 
   // The next chunk to copy into `k`; false when the CTA is done.
   PMQA_DEV bool next(const LogitsParams& p, ChunkCursor& k) {
-    if (run_next_ == run_end_) {  // the private part, or the last ticket's chunks, are taken
-      if (!pending_) return false;
-      const std::uint32_t t = ticket_;
-      pending_ = false;
-      const std::uint32_t first = claim_begin_ + kClaimChunks * t, end = claim_begin_ + claim_len_;
-      if (first >= end) return false;  // taken by others
-      run_next_ = first;
-      run_end_ = first + kClaimChunks < end ? first + kClaimChunks : end;
-      if (first + kClaimChunks < end) fire();  // the next ticket, ahead of its use
-      else claim_next_share();
+    if (next_private_ < private_end_) {
+      move_to(p, next_private_++);
+      k = at_;
+      return true;
     }
-    move_to(p, run_next_++);
+    if (!pending_) return false;
+    const std::uint32_t t = ticket_;
+    pending_ = false;
+    if (t >= claim_len_) return false;  // taken by others
+    move_to(p, claim_begin_ + t);
     k = at_;
-    if (!started_ && run_end_ - run_next_ <= kClaimChunks) start_claims();
+    if (t + 1 < claim_len_) fire();  // the next ticket, ahead of its use
+    else claim_next_share();
     return true;
   }
 
@@ -107,11 +102,6 @@ class ChunkSource {
   PMQA_DEV void fire() {
     ticket_ = atomicAdd(counters_ + victim_, 1u);
     pending_ = true;
-  }
-  PMQA_DEV void start_claims() {
-    started_ = true;
-    if (claim_len_ > 0) fire();
-    else claim_next_share();
   }
   // The first claim on the next share within reach that has a claimable part (none: no claim).
   PMQA_DEV void claim_next_share() {
@@ -136,12 +126,11 @@ class ChunkSource {
   ChunkCursor at_;  // the launch's chunk number pos_
   std::uint32_t pos_;
   std::uint32_t total_, unit_, units_;
-  std::uint32_t run_next_ = 0, run_end_ = 0;  // chunks [run_next_, run_end_) are the CTA's, in order
-  std::uint32_t* counters_ = nullptr;         // this launch's set (dynamic shares only)
+  std::uint32_t next_private_ = 0, private_end_ = 0;
+  std::uint32_t* counters_ = nullptr;  // this launch's set (dynamic shares only)
   std::uint32_t victim_ = 0, claim_begin_ = 0, claim_len_ = 0;  // the share claimed from
   std::uint32_t ticket_ = 0;
   bool pending_ = false;  // ticket_ is claimed and not yet used
-  bool started_ = true;   // the first claim is fired
 };
 
 PMQA_KDEV_END

@@ -376,6 +376,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     if (!dynamic && i >= count) break;
     const int s = static_cast<int>(i % kWgStages);
     mbar_wait(sh.full[s], static_cast<int>((i / kWgStages) & 1));  // chunk i's copies landed ...
+    if (i < WgMark::kChunks) Hooks::mark(WgMark::landed(i));
     ChunkCursor k = compute;
     if (dynamic) {  // the same chunk, or the same end, in every thread
       const StageChunk m = sh.chunk[s];
@@ -383,7 +384,6 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
       k.b = m.b;
       k.c = m.c;
     }
-    if (i < WgMark::kChunks) Hooks::mark(WgMark::landed(i));
     WgmmaFp8::fence_shared_for_tensor_cores();  // ... visible to the tensor cores (cp.async, the q tile)
     Hooks::barrier();                           // every thread is past chunk i-1 and its stage
     issue_next(i + kAhead);                     // into the stage chunk i-1 used
