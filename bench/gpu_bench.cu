@@ -168,7 +168,6 @@ struct SkipKeyLoads : pmqa::kdev::Faithful { static constexpr bool kSkipKeyLoads
 struct SkipMma : pmqa::kdev::Faithful { static constexpr bool kSkipMma = true; };
 struct SkipEpilogue : pmqa::kdev::Faithful { static constexpr bool kSkipEpilogue = true; };
 struct SkipEvictFirst : pmqa::kdev::Faithful { static constexpr bool kSkipEvictFirst = true; };
-struct StaticShares : pmqa::kdev::Faithful { static constexpr bool kStaticShares = true; };  // correct output
 
 template <class Hooks>
 double time_ablation(HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, int reps) {
@@ -261,10 +260,8 @@ int main(int argc, char** argv) {
       const double no_mma = time_ablation<SkipMma>(be, c, flusher, reps);
       const double no_epi = time_ablation<SkipEpilogue>(be, c, flusher, reps);
       const double default_l2 = time_ablation<SkipEvictFirst>(be, c, flusher, reps);
-      const double static_shares = time_ablation<StaticShares>(be, c, flusher, reps);
-      std::printf("  full %.4f ms | no key loads %.4f | no mma %.4f | no epilogue %.4f | keys not evict-first %.4f"
-                  " | static shares %.4f\n",
-                  full, no_loads, no_mma, no_epi, default_l2, static_shares);
+      std::printf("  full %.4f ms | no key loads %.4f | no mma %.4f | no epilogue %.4f | keys not evict-first %.4f\n", full,
+                  no_loads, no_mma, no_epi, default_l2);
     }
     std::vector<Row> scale_rows;
     std::vector<std::string> scale_labels;

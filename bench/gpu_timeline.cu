@@ -35,8 +35,6 @@ using pmqa::bench::L2Flusher;
 constexpr int kMaxCtas = 2048;
 __device__ unsigned long long g_time[kMaxCtas * WgMark::kPoints];  // %globaltimer, ns (0: not reached)
 __device__ long long g_clock[kMaxCtas * WgMark::kPoints];          // the SM's cycle counter
-__device__ int g_folds[kMaxCtas];                                   // chunks a CTA folded
-__device__ int g_seq[kMaxCtas * WgMark::kChunks];                   // the sequence of its i-th chunk
 
 struct Timeline : pmqa::kdev::Faithful {
   static __device__ void mark(int point) {
@@ -47,15 +45,7 @@ struct Timeline : pmqa::kdev::Faithful {
     g_clock[at] = clock64();
     g_time[at] = t;
   }
-  // Which sequence each chunk was in (dynamic shares decide it at run time): thread 0 alone calls
-  // this, in order.
-  static __device__ void chunk_folded(std::int32_t b, std::int32_t /*c*/) {
-    if (blockIdx.x >= kMaxCtas) return;
-    const int n = g_folds[blockIdx.x]++;
-    if (n < WgMark::kChunks) g_seq[blockIdx.x * WgMark::kChunks + n] = b;
-  }
 };
-struct TimelineStaticShares : Timeline { static constexpr bool kStaticShares = true; };
 struct TimelineNoKeys : Timeline { static constexpr bool kSkipKeyLoads = true; };
 struct TimelineNoEvictFirst : Timeline { static constexpr bool kSkipEvictFirst = true; };
 
@@ -66,8 +56,6 @@ struct Stamps {
   double event_us = 0;
   std::vector<unsigned long long> time;
   std::vector<long long> clock;
-  std::vector<int> seq;    // [cta][i]: the sequence of its i-th chunk
-  std::vector<int> folds;  // [cta]: chunks folded
   unsigned long long t(int cta, int point) const { return time[static_cast<std::size_t>(cta) * WgMark::kPoints + point]; }
   long long c(int cta, int point) const { return clock[static_cast<std::size_t>(cta) * WgMark::kPoints + point]; }
 };
@@ -80,17 +68,14 @@ double quantile(std::vector<double> v, double q) {
 
 template <class Launch>
 Stamps timed(Launch&& launch, L2Flusher& flusher, int reps) {
-  void *time_at = nullptr, *clock_at = nullptr, *folds_at = nullptr, *seq_at = nullptr;
+  void *time_at = nullptr, *clock_at = nullptr;
   PMQA_HIP_CHECK(hipGetSymbolAddress(&time_at, HIP_SYMBOL(g_time)));
   PMQA_HIP_CHECK(hipGetSymbolAddress(&clock_at, HIP_SYMBOL(g_clock)));
-  PMQA_HIP_CHECK(hipGetSymbolAddress(&folds_at, HIP_SYMBOL(g_folds)));
-  PMQA_HIP_CHECK(hipGetSymbolAddress(&seq_at, HIP_SYMBOL(g_seq)));
   for (int i = 0; i < 3; ++i) launch();
   Events ev;
   std::vector<Stamps> runs;
   for (int i = 0; i < reps; ++i) {
     PMQA_HIP_CHECK(hipMemset(time_at, 0, sizeof(g_time)));
-    PMQA_HIP_CHECK(hipMemset(folds_at, 0, sizeof(g_folds)));
     flusher.flush();
     PMQA_HIP_CHECK(hipEventRecord(ev.start, 0));
     launch();
@@ -101,23 +86,24 @@ Stamps timed(Launch&& launch, L2Flusher& flusher, int reps) {
     s.clock.resize(kMaxCtas * WgMark::kPoints);
     PMQA_HIP_CHECK(hipMemcpy(s.time.data(), time_at, sizeof(g_time), hipMemcpyDeviceToHost));
     PMQA_HIP_CHECK(hipMemcpy(s.clock.data(), clock_at, sizeof(g_clock), hipMemcpyDeviceToHost));
-    s.folds.resize(kMaxCtas);
-    PMQA_HIP_CHECK(hipMemcpy(s.folds.data(), folds_at, sizeof(g_folds), hipMemcpyDeviceToHost));
-    s.seq.resize(kMaxCtas * WgMark::kChunks);
-    PMQA_HIP_CHECK(hipMemcpy(s.seq.data(), seq_at, sizeof(g_seq), hipMemcpyDeviceToHost));
     runs.push_back(std::move(s));
   }
   std::sort(runs.begin(), runs.end(), [](const Stamps& a, const Stamps& b) { return a.event_us < b.event_us; });
   return runs[runs.size() / 2];
 }
 
-// Which of each CTA's chunks start a new sequence (its q tile reloaded), from the sequences the
-// kernel reported per chunk.
-std::vector<std::vector<bool>> sequence_starts(const Stamps& s, int ctas) {
+// Which of each CTA's chunks start a new sequence (its q tile reloaded), from the kernel's split
+// of the live chunks (chunk_work.hpp: equal contiguous shares, numbered sequence by sequence).
+std::vector<std::vector<bool>> sequence_starts(const std::vector<std::int64_t>& chunks_per_seq, int ctas) {
+  std::vector<bool> first;  // over all live chunks: the first chunk of a sequence
+  for (const std::int64_t n : chunks_per_seq)
+    for (std::int64_t c = 0; c < n; ++c) first.push_back(c == 0);
+  const auto total = static_cast<std::int64_t>(first.size());
   std::vector<std::vector<bool>> starts(static_cast<std::size_t>(ctas));
-  for (int b = 0; b < ctas; ++b)
-    for (int i = 0; i < WgMark::kChunks; ++i)
-      starts[b].push_back(i > 0 && s.seq[b * WgMark::kChunks + i] != s.seq[b * WgMark::kChunks + i - 1]);
+  for (int b = 0; b < ctas; ++b) {
+    const std::int64_t begin = total * b / ctas, end = total * (b + 1) / ctas;
+    for (std::int64_t i = begin; i < end; ++i) starts[b].push_back(i > begin && first[static_cast<std::size_t>(i)]);
+  }
   return starts;
 }
 
@@ -219,14 +205,10 @@ void run_case(const char* name, HipBackend& be, const pmqa::Case& c, L2Flusher& 
   if (run.instruction() != "wgmma") throw std::runtime_error("the timeline needs the wgmma kernel; ran " + run.instruction());
   const Stamps s = timed([&] { run.launch(); }, flusher, reps);
   const int ctas = std::min(static_cast<int>(be.persistent_blocks(pmqa::kdev::kWgCtasPerSm<64>)), kMaxCtas);
-  print_timeline((std::string(name) + ", keys by " + run.key_copies()).c_str(), s, ctas, 64.0 * 132, sequence_starts(s, ctas));
-  // Chunks folded over all CTAs against the live chunks (next_n 1: a sequence's context): with
-  // every chunk's output checked elsewhere, equal counts mean none was folded twice.
-  std::int64_t live = 0, folded = 0;
-  for (const std::int32_t len : c.context_lens) live += (std::min<std::int64_t>(len, c.max_model_len) + 63) / 64;
-  for (int b = 0; b < ctas; ++b) folded += s.folds[b];
-  std::printf("  chunks folded %lld, live %lld: %s\n", static_cast<long long>(folded), static_cast<long long>(live),
-              folded == live ? "each once" : "MISMATCH");
+  std::vector<std::int64_t> chunks_per_seq;  // next_n 1: a sequence's live keys are its context
+  for (const std::int32_t len : c.context_lens) chunks_per_seq.push_back((std::min<std::int64_t>(len, c.max_model_len) + 63) / 64);
+  print_timeline((std::string(name) + ", keys by " + run.key_copies()).c_str(), s, ctas, 64.0 * 132,
+                 sequence_starts(chunks_per_seq, ctas));
 }
 
 }  // namespace
@@ -262,7 +244,6 @@ int main(int argc, char** argv) {
     }
     const pmqa::Case decode = decode_case(64, 8192, 1, 16384, false);
     run_case<Timeline>("decode shape, next_n 1", be, decode, flusher, reps);
-    run_case<TimelineStaticShares>("decode shape, next_n 1, static shares (no claims)", be, decode, flusher, reps);
     run_case<TimelineNoEvictFirst>("decode shape, next_n 1, key copies without the evict-first policy", be, decode, flusher,
                                    reps);
     run_case<TimelineNoKeys>("decode shape, next_n 1, no key copies", be, decode, flusher, reps);

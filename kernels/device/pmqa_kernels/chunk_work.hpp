@@ -35,10 +35,10 @@ struct ChunkCursor {
 };
 
 // A unit's share of the launch's live chunks (numbered sequence by sequence): `count` chunks
-// from `first`, the launch's chunk number `begin`, of `total` live chunks in the launch.
+// from `first`.
 struct ChunkShare {
   ChunkCursor first;
-  std::uint32_t count = 0, begin = 0, total = 0;
+  std::uint32_t count = 0;
 };
 
 // floor(total * unit / units) in 32 bits: total = q * units + r, and r * unit < units^2 <= 2^32
@@ -113,8 +113,6 @@ PMQA_DEV ChunkShare find_share(const LogitsParams& p, std::uint32_t unit, std::u
   ChunkShare share;
   const std::uint32_t begin = share_bound(total, unit, units);
   share.count = share_bound(total, unit + 1, units) - begin;
-  share.begin = begin;
-  share.total = total;
   share.first.b = static_cast<std::int32_t>(p.batch);  // past the last sequence: nothing to do
   std::uint32_t before = 0;                            // live chunks of the sequences before g
   for (std::int64_t g = 0; g < p.batch && share.count > 0; g += kShareGroup) {

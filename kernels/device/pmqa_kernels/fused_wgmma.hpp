@@ -4,13 +4,10 @@
 // output contract, same work split, same stage layout family as fused_mma.hpp; the host executor
 // runs it with the instruction emulated.
 //
-// Structure (v10; bench/results/fused-mma-notes.md):
+// Structure (v8; bench/results/fused-mma-notes.md):
 // - A persistent grid of single-warpgroup CTAs (5 per SM, 3 for 128 rows): every warpgroup takes
 //   an equal contiguous share of the launch's live chunks (chunk_work.hpp) and streams them
-//   through its own 4-stage ring, three chunks in flight while it computes on a fourth. With the
-//   tensor map the second half of every share is claimable (chunk_claims.hpp): a CTA done with
-//   its own takes chunks of the next shares, so the launch ends when the work does, not when the
-//   slowest CTA does; thread 0 says what each stage holds through shared memory. A stage
+//   through its own 4-stage ring, three chunks in flight while it computes on a fourth. A stage
 //   is filled by one tensor-map copy (TMA, tma_nv.hpp) issued by thread 0 where the launch has a
 //   key map (the plain layout, block_size a multiple of 64), else by cp.async from all 128
 //   threads; either way the stage's mbarrier says when it has landed. The tensor-map copies mark
@@ -30,7 +27,6 @@
 // 32, 64 or 128 query rows (32: the instruction's upper 32 columns run on zeros and are ignored).
 #pragma once
 
-#include "pmqa_kernels/chunk_claims.hpp"
 #include "pmqa_kernels/tma_nv.hpp"
 
 PMQA_KDEV_BEGIN
@@ -43,12 +39,6 @@ inline constexpr int kWgStages = 4;
 template <int kRows>
 inline constexpr int kWgCtasPerSm = kRows == 128 ? 3 : 5;
 
-// What thread 0 copied into a stage, for every thread (dynamic shares, where no thread but the
-// producer knows its chunks ahead): chunk c of sequence b; b < 0: the CTA's chunks are done.
-struct StageChunk {
-  std::int32_t b, c;
-};
-
 // One CTA's shared memory; every tile starts at a multiple of 1024 bytes (the swizzle's period).
 // The q tile has 64 rows at least (the instruction's N; 32-row launches leave the rest zero).
 template <int kRows>
@@ -59,7 +49,6 @@ struct WgShared {
   float scales[kWgStages][kChunkKeys];
   Mbarrier full[kWgStages];  // stage s holds its chunk: one phase per use of the stage
   ChunkShare share;          // the CTA's share, found by warp 0
-  StageChunk chunk[kWgStages];  // dynamic shares: what stage s holds
 };
 // What the kernel asks for: WgShared plus room to align it to 1024 bytes.
 template <int kRows>
@@ -267,9 +256,7 @@ PMQA_DEV void prefetch_small_inputs(const LogitsParams& p, int tid) {
 
 // kTma: the launch passes a KeyMap of the cache (p.key_tma) and its chunks are copied through it;
 // two kernels rather than a runtime branch, so each carries only its own copy path (the cp.async
-// one is ~1,500 instructions per inlined copy, fetched cold into the instruction cache). Only the
-// tensor-map kernel claims chunks dynamically (chunk_claims.hpp): its copies have one producer,
-// thread 0, who tells the others what each stage holds.
+// one is ~1,500 instructions per inlined copy, fetched cold into the instruction cache).
 template <class Hooks, int kRows, bool kTma>
 __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     fused_wgmma_kernel(LogitsParams p, const PMQA_GRID_CONSTANT KeyMap key_map) {
@@ -281,11 +268,9 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32;
   // Who issues copies: thread 0 with the tensor map, every thread with cp.async.
   const bool producer = !kTma || tid == 0;
-  const bool dynamic = kTma && !Hooks::kStaticShares && p.claims != nullptr;
   const std::uint64_t policy = stream_once_policy();  // the key copies' L2 policy (evict first)
   Hooks::mark(WgMark::kEntry);
   prefetch_small_inputs(p, tid);
-  reset_next_claims(p, tid, kWgThreads);
   if (tid == 0) {
     PMQA_UNROLL
     for (int s = 0; s < kWgStages; ++s) mbar_init(sh.full[s], kTma ? 1 : kWgThreads);
@@ -297,6 +282,8 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   // Warp 0 finds the CTA's share of the live chunks while warps 1-3 write the -inf tails; the
   // share's cursors go to everyone through shared memory (one warp per CTA reading the context
   // lengths, not four: every CTA reads the same lines at once, notes v9b).
+  ChunkCursor issue;      // the next chunk to copy (producers only)
+  std::int32_t page = 0;  // its first block, read one chunk ahead of its copies
   if (warp == 0) {
     const ChunkShare mine = find_share<Hooks>(p, blockIdx.x, gridDim.x);
     Hooks::mark(WgMark::kShare);
@@ -305,50 +292,32 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     fill_dead_tails<Hooks>(p, blockIdx.x, gridDim.x, tid - 32, kWgThreads - 32);
   }
   Hooks::barrier();
-  const ChunkShare share = sh.share;
-  const auto count = static_cast<std::int32_t>(share.count);  // < 2^31 (chunk_work.hpp)
-  ChunkCursor compute = share.first;  // static shares: every thread walks the chunks itself
-  // The producers' chunks, in order (a ChunkSource claims only in a producer: one per CTA).
-  ChunkSource<Hooks> source(p, share, blockIdx.x, gridDim.x, dynamic && producer);
-  ChunkCursor issue;      // the next chunk to copy (producers only), when `have`
-  bool have = false;
-  bool ended = false;     // dynamic: the stage after the last chunk says so
-  std::int32_t page = 0;  // issue's first block, read one chunk ahead of its copies
+  const auto count = static_cast<std::int32_t>(sh.share.count);  // < 2^31 (chunk_work.hpp)
+  ChunkCursor compute = sh.share.first;
+  issue = compute;
 
   // The first sequence's q rows are read before the first key copies are issued, and the first
   // chunks' blocks while they are in flight: read after the copies, the rows waited ~4 us behind
   // every CTA's first copies (16.7 MB in the DRAM queues) although prefetched into L2 (notes v9d).
-  // The private part has the share's first chunk whenever the share has any.
   SequenceRows<kRows> seq{};  // zeroed: compilers cannot see it is loaded before use
   std::int32_t q_b = -1;      // the sequence the q tile and seq hold
   QRowPieces<kRows> first_q{};
   if (count > 0) first_q = fetch_q_rows<Hooks, kRows>(p, compute.b);
-  // Stage s gets chunk k, or (dynamic, once) the news that there is none left.
-  auto put = [&](int s, bool got, const ChunkCursor& k, std::int32_t pg) {
-    if (got) {
-      if (dynamic) sh.chunk[s] = {k.b, k.c};
-      issue_stage<Hooks, kRows, kTma>(p, key_map, policy, k, pg, sh, s, tid);
-    } else if (dynamic && !ended) {
-      sh.chunk[s] = {-1, 0};
-      mbar_arrive(sh.full[s]);
-      ended = true;
-    }
-  };
-  if (producer) {
+  if (producer && count > 0) {
     // The first kAhead chunks' blocks as independent loads (one memory round trip, not kAhead),
     // then their copies.
     ChunkCursor ahead[kAhead];
     std::int32_t pages[kAhead] = {};
-    bool got[kAhead];
     PMQA_UNROLL
     for (int j = 0; j < kAhead; ++j) {
-      got[j] = source.next(p, ahead[j]);
-      if (got[j]) pages[j] = first_page<Hooks>(p, ahead[j]);
+      ahead[j] = issue;
+      if (j < count) pages[j] = first_page<Hooks>(p, issue);
+      next_chunk<Hooks>(p, issue);
     }
-    have = source.next(p, issue);
-    if (have) page = first_page<Hooks>(p, issue);
+    if (kAhead < count) page = first_page<Hooks>(p, issue);
     PMQA_UNROLL
-    for (int j = 0; j < kAhead; ++j) put(j, got[j], ahead[j], pages[j]);
+    for (int j = 0; j < kAhead; ++j)
+      if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
   }
   Hooks::mark(WgMark::kFirstIssue);
   if (count > 0) {  // the loop's first fence and barrier publish the tile
@@ -358,11 +327,10 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   }
   // Copies of chunk i go to stage i % kWgStages.
   auto issue_next = [&](std::int32_t i) {
-    if (!producer) return;
-    put(static_cast<int>(i % kWgStages), have, issue, page);
-    if (have) {
-      have = source.next(p, issue);
-      if (have) page = first_page<Hooks>(p, issue);
+    if (producer && i < count) {
+      issue_stage<Hooks, kRows, kTma>(p, key_map, policy, issue, page, sh, static_cast<int>(i % kWgStages), tid);
+      next_chunk<Hooks>(p, issue);
+      if (i + 1 < count) page = first_page<Hooks>(p, issue);
     }
   };
   // Every thread's first copies are issued before anyone waits for them. A GPU thread would just
@@ -372,26 +340,18 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   const WgmmaFp8::Tile keys0 = WgmmaFp8::tile(sh.keys[0]), q0 = WgmmaFp8::tile(sh.q);
   float acc[kHalves][WgmmaFp8::kAcc] = {};
   Hooks::mark(WgMark::kLoop);
-  for (std::int32_t i = 0;; ++i) {
-    if (!dynamic && i >= count) break;
+  for (std::int32_t i = 0; i < count; ++i) {
     const int s = static_cast<int>(i % kWgStages);
     mbar_wait(sh.full[s], static_cast<int>((i / kWgStages) & 1));  // chunk i's copies landed ...
     if (i < WgMark::kChunks) Hooks::mark(WgMark::landed(i));
-    ChunkCursor k = compute;
-    if (dynamic) {  // the same chunk, or the same end, in every thread
-      const StageChunk m = sh.chunk[s];
-      if (m.b < 0) break;
-      k.b = m.b;
-      k.c = m.c;
-    }
     WgmmaFp8::fence_shared_for_tensor_cores();  // ... visible to the tensor cores (cp.async, the q tile)
     Hooks::barrier();                           // every thread is past chunk i-1 and its stage
     issue_next(i + kAhead);                     // into the stage chunk i-1 used
-    if (k.b != q_b) {  // a new sequence (the same branch in every thread)
-      load_sequence<Hooks, kRows>(p, k.b, sh, seq);
+    if (compute.b != q_b) {  // a new sequence (the same branch in every thread)
+      load_sequence<Hooks, kRows>(p, compute.b, sh, seq);
       WgmmaFp8::fence_shared_for_tensor_cores();
       Hooks::barrier();
-      q_b = k.b;
+      q_b = compute.b;
     }
     if constexpr (Hooks::kSkipMma) {
       PMQA_UNROLL
@@ -415,15 +375,13 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     const float s_lo = sh.scales[s][16 * warp + g], s_hi = sh.scales[s][16 * warp + g + 8];
     // The fast epilogue when all 16 of the warp's keys have scales > 0 (a warp-uniform choice:
     // the row sums shuffle within the warp).
-    if (warp32_all(s_lo > 0.0f && s_hi > 0.0f)) fold_chunk<Hooks, kRows, true>(p, k, acc, seq, s_lo, s_hi);
-    else fold_chunk<Hooks, kRows, false>(p, k, acc, seq, s_lo, s_hi);
+    if (warp32_all(s_lo > 0.0f && s_hi > 0.0f)) fold_chunk<Hooks, kRows, true>(p, compute, acc, seq, s_lo, s_hi);
+    else fold_chunk<Hooks, kRows, false>(p, compute, acc, seq, s_lo, s_hi);
     if (i < WgMark::kChunks) Hooks::mark(WgMark::folded(i));
-    if (tid == 0) Hooks::chunk_folded(k.b, k.c);
-    if (!dynamic) next_chunk<Hooks>(p, compute);
+    next_chunk<Hooks>(p, compute);
   }
   Hooks::mark(WgMark::kEnd);
-  // Every copy issued was waited for: none outlives the CTA's shared memory (dynamic: nothing is
-  // issued after the stage that ends the loop).
+  // Every copy issued was waited for: none outlives the CTA's shared memory.
 }
 
 PMQA_KDEV_END

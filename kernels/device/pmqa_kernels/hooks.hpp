@@ -65,14 +65,9 @@ struct Faithful {
   static constexpr bool kSkipMma = false;       // no tensor-core instructions
   static constexpr bool kSkipEpilogue = false;  // no scale/relu/weight fold and no row reduction
   static constexpr bool kSkipEvictFirst = false;  // wgmma kernel: key copies with L2's default policy
-  static constexpr bool kStaticShares = false;    // wgmma kernel: no claims (chunk_claims.hpp)
   // Timeline (bench only, bench/gpu_timeline.cu): the wgmma kernel calls this as each CTA passes
   // one of its points (WgMark); the timeline's hooks stamp the time there. Production: nothing.
   static PMQA_DEV void mark(int /*point*/) {}
-  // The wgmma kernel's thread 0 after folding chunk c of sequence b: a test counts that every
-  // live chunk is folded exactly once (claims must neither lose nor repeat one). Production:
-  // nothing.
-  static PMQA_DEV void chunk_folded(std::int32_t /*b*/, std::int32_t /*c*/) {}
 };
 
 // The longest E_r over rows n in [n_begin, n_end) of sequence b: which keys exist at all.

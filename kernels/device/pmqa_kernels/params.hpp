@@ -28,11 +28,6 @@ struct LogitsParams {
   // fused-mma's wgmma kernel: 1 when the launch passes a KeyMap (tma_nv.hpp) of the cache and its
   // chunks are copied through it.
   int key_tma = 0;
-  // fused-mma's wgmma kernel with the tensor map: claim counters for dynamic shares
-  // (chunk_claims.hpp), two sets of claim_units; the launch claims from set claim_set and zeroes
-  // the other. nullptr: static shares.
-  std::uint32_t* claims = nullptr;
-  int claim_set = 0, claim_units = 0;
 };
 
 PMQA_KDEV_END

@@ -173,21 +173,7 @@ class PreparedRun {
     if (const auto map = be_.key_map({kv_.get(), c.block_stride, c.block_size, blocks})) {
       key_map_ = *map;
       p_.key_tma = 1;
-      use_claims();
     }
-  }
-
-  // The tensor-map kernel's claim counters (chunk_claims.hpp): two zeroed sets, one counter per
-  // CTA of the largest grid this run launches; each launch zeroes the set the next one uses.
-  void use_claims() {
-    const std::int64_t units = std::max(wgmma_units(128), wgmma_units(64));
-    claims_ = std::make_unique<DeviceArray<Backend, std::uint32_t>>(be_, std::vector<std::uint32_t>(2 * units, 0u));
-    p_.claims = claims_->get();
-    p_.claim_units = static_cast<int>(units);
-  }
-  // The wgmma kernel's persistent grid for launches of `piece` query rows.
-  std::int64_t wgmma_units(std::int64_t piece) const {
-    return share_units(be_.persistent_blocks(piece == 128 ? kdev::kWgCtasPerSm<128> : kdev::kWgCtasPerSm<64>), 1);
   }
 
   bool empty() const noexcept { return c_.rows() == 0 || c_.max_model_len == 0; }
@@ -238,10 +224,8 @@ class PreparedRun {
           be_.launch_shared("fused_mma_kernel", fn, mma_grid, dim3(kdev::kMmaThreads), sizeof(kdev::MmaShared), q);
         };
         auto wgmma = [&](auto fn) {
-          const dim3 wg_grid(static_cast<unsigned>(wgmma_units(piece)));
+          const dim3 wg_grid(static_cast<unsigned>(share_units(be_.persistent_blocks(piece == 128 ? kdev::kWgCtasPerSm<128> : kdev::kWgCtasPerSm<64>), 1)));
           const std::size_t shared = piece == 128 ? sizeof(kdev::WgSharedSpace<128>) : sizeof(kdev::WgSharedSpace<64>);
-          q.claim_set = claim_set_;
-          claim_set_ ^= 1;  // the launch zeroes the other set for the next
           be_.launch_shared("fused_wgmma_kernel", fn, wg_grid, dim3(kdev::kWgThreads), shared, q, key_map_);
         };
         if (wgmma_ && p_.key_tma != 0) {
@@ -309,8 +293,6 @@ class PreparedRun {
   FusedVariant variant_ = FusedVariant::scalar;
   bool wgmma_ = false;
   kdev::KeyMap key_map_;  // meaningful when p_.key_tma
-  std::unique_ptr<DeviceArray<Backend, std::uint32_t>> claims_;  // when p_.key_tma
-  int claim_set_ = 0;
   std::string kernel_, reason_;
 };
 
