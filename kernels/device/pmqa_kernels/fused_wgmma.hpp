@@ -149,11 +149,14 @@ PMQA_DEV void load_sequence_rows(const LogitsParams& p, std::int32_t b, Sequence
   }
 }
 
-// Sequence b's query rows into the shared tile and its SequenceRows (a sequence switch).
+// Sequence b's query rows into the shared tile and its SequenceRows (a sequence switch). Every
+// load is issued before the first store: one memory round trip, not two (the compiler kept the
+// weights' loads behind the tile's stores, notes v9e).
 template <class Hooks, int kRows>
 PMQA_DEV void load_sequence(const LogitsParams& p, std::int32_t b, WgShared<kRows>& sh, SequenceRows<kRows>& seq) {
-  store_q_rows(fetch_q_rows<Hooks, kRows>(p, b), sh);
+  const QRowPieces<kRows> q = fetch_q_rows<Hooks, kRows>(p, b);
   load_sequence_rows<Hooks, kRows>(p, b, seq);
+  store_q_rows(q, sh);
 }
 
 // a[k] for a runtime k < kN, without an indexed (local-memory) register array.
@@ -321,8 +324,8 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   }
   Hooks::mark(WgMark::kFirstIssue);
   if (count > 0) {  // the loop's first fence and barrier publish the tile
+    load_sequence_rows<Hooks, kRows>(p, compute.b, seq);  // in flight while the rows are stored
     store_q_rows(first_q, sh);
-    load_sequence_rows<Hooks, kRows>(p, compute.b, seq);
     q_b = compute.b;
   }
   // Copies of chunk i go to stage i % kWgStages.
