@@ -149,14 +149,11 @@ PMQA_DEV void load_sequence_rows(const LogitsParams& p, std::int32_t b, Sequence
   }
 }
 
-// Sequence b's query rows into the shared tile and its SequenceRows (a sequence switch). Every
-// load is issued before the first store: one memory round trip, not two (the compiler kept the
-// weights' loads behind the tile's stores, notes v9e).
+// Sequence b's query rows into the shared tile and its SequenceRows (a sequence switch).
 template <class Hooks, int kRows>
 PMQA_DEV void load_sequence(const LogitsParams& p, std::int32_t b, WgShared<kRows>& sh, SequenceRows<kRows>& seq) {
-  const QRowPieces<kRows> q = fetch_q_rows<Hooks, kRows>(p, b);
+  store_q_rows(fetch_q_rows<Hooks, kRows>(p, b), sh);
   load_sequence_rows<Hooks, kRows>(p, b, seq);
-  store_q_rows(q, sh);
 }
 
 // a[k] for a runtime k < kN, without an indexed (local-memory) register array.
@@ -324,8 +321,8 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   }
   Hooks::mark(WgMark::kFirstIssue);
   if (count > 0) {  // the loop's first fence and barrier publish the tile
-    load_sequence_rows<Hooks, kRows>(p, compute.b, seq);  // in flight while the rows are stored
     store_q_rows(first_q, sh);
+    load_sequence_rows<Hooks, kRows>(p, compute.b, seq);
     q_b = compute.b;
   }
   // Copies of chunk i go to stage i % kWgStages.
