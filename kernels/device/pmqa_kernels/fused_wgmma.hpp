@@ -263,10 +263,6 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   static_assert(kRows == 32 || kRows == 64 || kRows == 128, "fused-mma scores 32, 64 or 128 query rows per launch");
   constexpr int kHalves = kRows == 128 ? 2 : 1;  // n64 instructions per k-step
   constexpr int kAhead = kWgStages - 1;          // chunks in flight while one is computed
-  // Chunks the prologue copies: with the tensor map every stage (a stage is refilled as soon as
-  // its chunk is computed, before the wait for the next: notes v9f); with cp.async all but one
-  // (refilled after the wait, behind the barrier that makes the copies visible to every thread).
-  constexpr int kFirst = kTma ? kWgStages : kAhead;
   PMQA_SHARED_OBJECT(WgSharedSpace<kRows>, space);
   WgShared<kRows>& sh = align_shared(space);
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32;
@@ -308,23 +304,23 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   QRowPieces<kRows> first_q{};
   if (count > 0) first_q = fetch_q_rows<Hooks, kRows>(p, compute.b);
   if (producer && count > 0) {
-    // The first kFirst chunks' blocks as independent loads (one memory round trip, not kFirst),
+    // The first kAhead chunks' blocks as independent loads (one memory round trip, not kAhead),
     // then their copies.
-    ChunkCursor ahead[kFirst];
-    std::int32_t pages[kFirst] = {};
+    ChunkCursor ahead[kAhead];
+    std::int32_t pages[kAhead] = {};
     PMQA_UNROLL
-    for (int j = 0; j < kFirst; ++j) {
+    for (int j = 0; j < kAhead; ++j) {
       ahead[j] = issue;
       if (j < count) pages[j] = first_page<Hooks>(p, issue);
       next_chunk<Hooks>(p, issue);
     }
-    if (kFirst < count) page = first_page<Hooks>(p, issue);
+    if (kAhead < count) page = first_page<Hooks>(p, issue);
     PMQA_UNROLL
-    for (int j = 0; j < kFirst; ++j)
+    for (int j = 0; j < kAhead; ++j)
       if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
   }
   Hooks::mark(WgMark::kFirstIssue);
-  if (count > 0) {  // the fence and barrier below publish the tile
+  if (count > 0) {  // the loop's first fence and barrier publish the tile
     store_q_rows(first_q, sh);
     load_sequence_rows<Hooks, kRows>(p, compute.b, seq);
     q_b = compute.b;
@@ -340,29 +336,17 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   // Every thread's first copies are issued before anyone waits for them. A GPU thread would just
   // wait at the stage's barrier; the host executor's cannot block there (its emulated wait traps
   // on an open phase), and the loop's own barrier comes after the first wait. One barrier per CTA.
-  WgmmaFp8::fence_shared_for_tensor_cores();  // the q tile, for the tensor cores
   Hooks::barrier();
   const WgmmaFp8::Tile keys0 = WgmmaFp8::tile(sh.keys[0]), q0 = WgmmaFp8::tile(sh.q);
   float acc[kHalves][WgmmaFp8::kAcc] = {};
   Hooks::mark(WgMark::kLoop);
   for (std::int32_t i = 0; i < count; ++i) {
     const int s = static_cast<int>(i % kWgStages);
-    if constexpr (kTma) {
-      // The stage chunk i-1 used takes chunk i+3 before anyone waits for chunk i: while a CTA
-      // waits, four chunks are in flight, not three. The tensor-map copies need no fence for
-      // the tensor cores (both are the async proxy), so the barrier can go first.
-      if (i > 0) {
-        Hooks::barrier();  // every thread is past chunk i-1 and its stage
-        issue_next(i + kAhead);
-      }
-    }
-    mbar_wait(sh.full[s], static_cast<int>((i / kWgStages) & 1));  // chunk i's copies landed
+    mbar_wait(sh.full[s], static_cast<int>((i / kWgStages) & 1));  // chunk i's copies landed ...
     if (i < WgMark::kChunks) Hooks::mark(WgMark::landed(i));
-    if constexpr (!kTma) {
-      WgmmaFp8::fence_shared_for_tensor_cores();  // every thread's cp.async bytes, for the tensor cores
-      Hooks::barrier();                           // every thread is past chunk i-1 and its stage
-      issue_next(i + kAhead);                     // into the stage chunk i-1 used
-    }
+    WgmmaFp8::fence_shared_for_tensor_cores();  // ... visible to the tensor cores (cp.async, the q tile)
+    Hooks::barrier();                           // every thread is past chunk i-1 and its stage
+    issue_next(i + kAhead);                     // into the stage chunk i-1 used
     if (compute.b != q_b) {  // a new sequence (the same branch in every thread)
       load_sequence<Hooks, kRows>(p, compute.b, sh, seq);
       WgmmaFp8::fence_shared_for_tensor_cores();
