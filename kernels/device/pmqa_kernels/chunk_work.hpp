@@ -13,12 +13,12 @@ PMQA_KDEV_BEGIN
 inline constexpr int kChunkKeys = 64;
 inline constexpr int kChunkWarp = 32;  // fused-mma's warps (NVIDIA)
 
-// Keys of sequence b that exist for the launch's rows (the longest E_r, at most max_model_len).
-// Below 2^31: context lengths are 32-bit.
-// live_from_longest: the same from the longest E_r already known (negative: none).
+// The live keys of a sequence whose longest E_r over the launch's rows is `longest` (negative:
+// none): at most max_model_len, below 2^31 (context lengths are 32-bit).
 PMQA_DEV std::int32_t live_from_longest(const LogitsParams& p, std::int64_t longest) {
   return static_cast<std::int32_t>(longest < 0 ? 0 : longest < p.max_model_len ? longest : p.max_model_len);
 }
+// Keys of sequence b that exist for the launch's rows.
 template <class Hooks>
 PMQA_DEV std::int32_t live_keys(const LogitsParams& p, std::int64_t b) {
   return live_from_longest(p, longest_row<Hooks>(p, b, p.mma_n_begin, p.mma_n_begin + p.mma_n_count));
