@@ -9,7 +9,7 @@
 // measured in the same run. Each kernel of the main table is checked once against the reference
 // (matrix-unit tolerance), so a fast wrong kernel cannot report a time.
 //
-//   pmqa_bench_gpu [--reps N] [--no-scaling] [--json FILE]
+//   pmqa_bench_gpu [--reps N] [--no-scaling] [--tuning] [--json FILE]   (--tuning: the kTry experiments alone)
 #include <hip/hip_runtime.h>
 
 #include <utility>
@@ -18,6 +18,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -175,6 +177,66 @@ double time_ablation(HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, in
   return time_launch(run, flusher, reps);
 }
 
+// Tuning experiments of the wgmma kernel (--tuning; hooks.hpp's kTry* switches, notes v11): each
+// variant checked against the reference once, then timed in interleaved rounds (the medians of
+// one round per variant, then the next round), so drift hits every variant alike.
+struct TryEarlyRows : pmqa::kdev::Faithful { static constexpr bool kTryEarlyRows = true; };
+struct TryPages2 : pmqa::kdev::Faithful { static constexpr bool kTryPagesAhead2 = true; };
+struct TryWave1 : pmqa::kdev::Faithful { static constexpr int kTryFirstWave = 1; };
+struct TryWave2 : pmqa::kdev::Faithful { static constexpr int kTryFirstWave = 2; };
+struct TryNoFence : pmqa::kdev::Faithful { static constexpr bool kTryNoChunkFence = true; };
+struct TryIssueAfter : pmqa::kdev::Faithful { static constexpr bool kTryIssueAfterMma = true; };
+struct TryAll : pmqa::kdev::Faithful {
+  static constexpr bool kTryEarlyRows = true, kTryPagesAhead2 = true, kTryNoChunkFence = true, kTryIssueAfterMma = true;
+};
+
+struct TuningRun {
+  const char* name;
+  std::function<double()> time;
+  bool correct = false;
+  std::vector<double> ms;
+};
+
+template <class Hooks>
+TuningRun tuning_run(const char* name, HipBackend& be, const pmqa::Case& c, const pmqa::Reference& ref, L2Flusher& flusher,
+                     int reps) {
+  auto run = std::make_shared<PreparedRun<HipBackend, Hooks>>(be, Path::fused, c,
+                                                              pmqa::kernels::RunOptions{.variant = pmqa::kernels::FusedVariant::mma});
+  run->poison();
+  run->launch();
+  const pmqa::Report rep = pmqa::compare(c, ref, run->download(), {.tolerance = pmqa::Tolerance::matrix_unit()});
+  if (!rep.passed()) std::fputs(rep.to_text().c_str(), stdout);
+  return {name, [run, &flusher, reps] { return time_launch(*run, flusher, reps); }, rep.passed()};
+}
+
+bool tuning(HipBackend& be, L2Flusher& flusher, int reps) {
+  bool all_correct = true;
+  std::printf("\nwgmma tuning experiments (decode shape; ms, median per round of %d launches; 5 rounds)\n", reps);
+  for (std::int64_t n : {1, 2}) {
+    const pmqa::Case c = decode_case(64, 8192, n, 16384);
+    const pmqa::Reference ref = pmqa::compute_reference(c, {.precision = pmqa::Precision::fp32});
+    std::vector<TuningRun> runs;
+    runs.push_back(tuning_run<pmqa::kdev::Faithful>("main", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryEarlyRows>("early rows", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryPages2>("pages 2 ahead", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryWave1>("first wave 1", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryWave2>("first wave 2", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryNoFence>("no chunk fence", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryIssueAfter>("issue after mma", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryAll>("all but wave", be, c, ref, flusher, reps));
+    for (int round = 0; round < 5; ++round)
+      for (auto& r : runs) r.ms.push_back(r.time());
+    std::printf("  next_n %lld\n", static_cast<long long>(n));
+    for (auto& r : runs) {
+      std::string line;
+      for (double v : r.ms) line += " " + std::to_string(v).substr(0, 6);
+      std::printf("    %-16s median %.4f  rounds%s  correct %s\n", r.name, median(r.ms), line.c_str(), r.correct ? "yes" : "NO");
+      all_correct = all_correct && r.correct;
+    }
+  }
+  return all_correct;
+}
+
 struct Kernel {
   const char* name;
   Path path;
@@ -186,14 +248,15 @@ struct Kernel {
 
 int main(int argc, char** argv) {
   int reps = 50;
-  bool scaling = true;
+  bool scaling = true, tuning_only = false;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
     else if (!std::strcmp(argv[i], "--no-scaling")) scaling = false;
+    else if (!std::strcmp(argv[i], "--tuning")) tuning_only = true;
     else {
-      std::fprintf(stderr, "usage: pmqa_bench_gpu [--reps N] [--no-scaling] [--json FILE]\n");
+      std::fprintf(stderr, "usage: pmqa_bench_gpu [--reps N] [--no-scaling] [--tuning] [--json FILE]\n");
       return 2;
     }
   }
@@ -212,6 +275,7 @@ int main(int argc, char** argv) {
                 "f16 mma.sync m16n8k16 rate %.0f TFLOP/s\n",
                 gpu->name.c_str(), gpu->arch.c_str(), gpu->multiprocessors, bw / 1e9, fma / 1e12, mma / 1e12);
     L2Flusher flusher(be, std::size_t{512} << 20);
+    if (tuning_only) return tuning(be, flusher, reps) ? 0 : 1;
     // fused-mma as dispatch picks it (wgmma on sm_90a) and, beside it, its mma.sync kernel (v5).
     const Kernel kernels[] = {{"fused-mma", Path::fused, pmqa::kernels::FusedVariant::mma},
                               {"mma.sync (v5)", Path::fused, pmqa::kernels::FusedVariant::mma,

@@ -302,7 +302,15 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   SequenceRows<kRows> seq{};  // zeroed: compilers cannot see it is loaded before use
   std::int32_t q_b = -1;      // the sequence the q tile and seq hold
   QRowPieces<kRows> first_q{};
+  constexpr bool kPages2 = kTma && Hooks::kTryPagesAhead2;
+  constexpr int kWave = kTma && Hooks::kTryFirstWave > 0 && Hooks::kTryFirstWave < kAhead ? Hooks::kTryFirstWave : kAhead;
+  constexpr bool kNoChunkFence = kTma && Hooks::kTryNoChunkFence;
+  ChunkCursor issue2;      // kPages2: the chunk after `issue`
+  std::int32_t page2 = 0;  // kPages2: its first block
   if (count > 0) first_q = fetch_q_rows<Hooks, kRows>(p, compute.b);
+  if constexpr (Hooks::kTryEarlyRows) {
+    if (count > 0) load_sequence_rows<Hooks, kRows>(p, compute.b, seq);
+  }
   if (producer && count > 0) {
     // The first kAhead chunks' blocks as independent loads (one memory round trip, not kAhead),
     // then their copies.
@@ -315,14 +323,26 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
       next_chunk<Hooks>(p, issue);
     }
     if (kAhead < count) page = first_page<Hooks>(p, issue);
+    if constexpr (kPages2) {
+      issue2 = issue;
+      next_chunk<Hooks>(p, issue2);
+      if (kAhead + 1 < count) page2 = first_page<Hooks>(p, issue2);
+    }
     PMQA_UNROLL
-    for (int j = 0; j < kAhead; ++j)
+    for (int j = 0; j < kWave; ++j)
       if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
+    if constexpr (kWave < kAhead) {  // the rest once chunk 0 has landed (thread 0 alone issues)
+      mbar_wait(sh.full[0], 0);
+      PMQA_UNROLL
+      for (int j = kWave; j < kAhead; ++j)
+        if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
+    }
   }
   Hooks::mark(WgMark::kFirstIssue);
   if (count > 0) {  // the loop's first fence and barrier publish the tile
     store_q_rows(first_q, sh);
-    load_sequence_rows<Hooks, kRows>(p, compute.b, seq);
+    if constexpr (!Hooks::kTryEarlyRows) load_sequence_rows<Hooks, kRows>(p, compute.b, seq);
+    if constexpr (kNoChunkFence) WgmmaFp8::fence_shared_for_tensor_cores();
     q_b = compute.b;
   }
   // Copies of chunk i go to stage i % kWgStages.
@@ -330,7 +350,13 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     if (producer && i < count) {
       issue_stage<Hooks, kRows, kTma>(p, key_map, policy, issue, page, sh, static_cast<int>(i % kWgStages), tid);
       next_chunk<Hooks>(p, issue);
-      if (i + 1 < count) page = first_page<Hooks>(p, issue);
+      if constexpr (kPages2) {
+        page = page2;
+        next_chunk<Hooks>(p, issue2);
+        if (i + 2 < count) page2 = first_page<Hooks>(p, issue2);
+      } else {
+        if (i + 1 < count) page = first_page<Hooks>(p, issue);
+      }
     }
   };
   // Every thread's first copies are issued before anyone waits for them. A GPU thread would just
@@ -344,9 +370,10 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     const int s = static_cast<int>(i % kWgStages);
     mbar_wait(sh.full[s], static_cast<int>((i / kWgStages) & 1));  // chunk i's copies landed ...
     if (i < WgMark::kChunks) Hooks::mark(WgMark::landed(i));
-    WgmmaFp8::fence_shared_for_tensor_cores();  // ... visible to the tensor cores (cp.async, the q tile)
-    Hooks::barrier();                           // every thread is past chunk i-1 and its stage
-    issue_next(i + kAhead);                     // into the stage chunk i-1 used
+    if constexpr (!kNoChunkFence)
+      WgmmaFp8::fence_shared_for_tensor_cores();  // ... visible to the tensor cores (cp.async, the q tile)
+    Hooks::barrier();                             // every thread is past chunk i-1 and its stage
+    if constexpr (!Hooks::kTryIssueAfterMma) issue_next(i + kAhead);  // into the stage chunk i-1 used
     if (compute.b != q_b) {  // a new sequence (the same branch in every thread)
       load_sequence<Hooks, kRows>(p, compute.b, sh, seq);
       WgmmaFp8::fence_shared_for_tensor_cores();
@@ -357,6 +384,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
       PMQA_UNROLL
       for (int h = 0; h < kHalves; ++h)
         for (int e = 0; e < WgmmaFp8::kAcc; ++e) acc[h][e] = sh.scales[s][e];  // keep the stage live
+      if constexpr (Hooks::kTryIssueAfterMma) issue_next(i + kAhead);
     } else {
       WgmmaFp8::fence();
       PMQA_UNROLL
@@ -367,6 +395,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
                         WgmmaFp8::advance(q0, h * 64 * kChunkRowBytes), ks, ks > 0);
       }
       WgmmaFp8::commit();
+      if constexpr (Hooks::kTryIssueAfterMma) issue_next(i + kAhead);
       WgmmaFp8::wait_all();
       PMQA_UNROLL
       for (int h = 0; h < kHalves; ++h) WgmmaFp8::settle(acc[h]);
