@@ -177,17 +177,14 @@ double time_ablation(HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, in
   return time_launch(run, flusher, reps);
 }
 
-// Tuning experiments of the wgmma kernel (--tuning; hooks.hpp's kTry* switches, notes v11): each
-// variant checked against the reference once, then timed in interleaved rounds (the medians of
-// one round per variant, then the next round), so drift hits every variant alike.
-struct TryEarlyRows : pmqa::kdev::Faithful { static constexpr bool kTryEarlyRows = true; };
-struct TryPages2 : pmqa::kdev::Faithful { static constexpr bool kTryPagesAhead2 = true; };
-struct TryWave1 : pmqa::kdev::Faithful { static constexpr int kTryFirstWave = 1; };
-struct TryWave2 : pmqa::kdev::Faithful { static constexpr int kTryFirstWave = 2; };
-struct TryNoFence : pmqa::kdev::Faithful { static constexpr bool kTryNoChunkFence = true; };
-struct TryIssueAfter : pmqa::kdev::Faithful { static constexpr bool kTryIssueAfterMma = true; };
-struct TryAll : pmqa::kdev::Faithful {
-  static constexpr bool kTryEarlyRows = true, kTryPagesAhead2 = true, kTryNoChunkFence = true, kTryIssueAfterMma = true;
+// Tuning experiments of the wgmma kernel (--tuning; hooks.hpp's kTry* switches, notes v11): main's
+// kernel beside variants that each put back one earlier choice, every one checked against the
+// reference once, then timed in interleaved rounds so drift hits every variant alike.
+struct TryFullFirstWave : pmqa::kdev::Faithful { static constexpr bool kTryFullFirstWave = true; };
+struct TryChunkFence : pmqa::kdev::Faithful { static constexpr bool kTryChunkFence = true; };
+struct TryRefillFirst : pmqa::kdev::Faithful { static constexpr bool kTryRefillFirst = true; };
+struct TryV9d : pmqa::kdev::Faithful {
+  static constexpr bool kTryFullFirstWave = true, kTryChunkFence = true, kTryRefillFirst = true;
 };
 
 struct TuningRun {
@@ -217,13 +214,10 @@ bool tuning(HipBackend& be, L2Flusher& flusher, int reps) {
     const pmqa::Reference ref = pmqa::compute_reference(c, {.precision = pmqa::Precision::fp32});
     std::vector<TuningRun> runs;
     runs.push_back(tuning_run<pmqa::kdev::Faithful>("main", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryEarlyRows>("early rows", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryPages2>("pages 2 ahead", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryWave1>("first wave 1", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryWave2>("first wave 2", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryNoFence>("no chunk fence", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryIssueAfter>("issue after mma", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryAll>("all but wave", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryFullFirstWave>("full first wave", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryChunkFence>("chunk fence", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryRefillFirst>("refill first", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryV9d>("all three (v9d)", be, c, ref, flusher, reps));
     for (int round = 0; round < 5; ++round)
       for (auto& r : runs) r.ms.push_back(r.time());
     std::printf("  next_n %lld\n", static_cast<long long>(n));

@@ -43,6 +43,7 @@ step "pmqa check --executor gpu standard" check.log \
   "$build/cli/pmqa" check --suite standard --executor gpu --junit "$out/check.xml"
 step "gpu benchmark" bench.log "$build/bench/pmqa_bench_gpu" --json "$out/bench.json"
 step "fused-mma timeline" timeline.log "$build/bench/pmqa_bench_timeline"
+step "wgmma tuning (kTry variants)" tuning.log "$build/bench/pmqa_bench_gpu" --tuning --reps 40
 
 echo
 printf '%-34s %4s %6s %6s %7s %7s\n' step rc passed failed skipped time
@@ -50,3 +51,4 @@ for line in "${summary[@]}"; do echo "$line"; done
 echo
 sed -n '/^device:/p;/^kernel /,/^$/p;/ablations/,+1p' "$out/bench.log"
 grep -E '^(empty kernel|decode|one sequence)' "$out/timeline.log"
+sed -n '/tuning experiments/,$p' "$out/tuning.log"

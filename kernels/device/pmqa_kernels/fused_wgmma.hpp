@@ -4,10 +4,11 @@
 // output contract, same work split, same stage layout family as fused_mma.hpp; the host executor
 // runs it with the instruction emulated.
 //
-// Structure (v8; bench/results/fused-mma-notes.md):
+// Structure (v11; bench/results/fused-mma-notes.md):
 // - A persistent grid of single-warpgroup CTAs (5 per SM, 3 for 128 rows): every warpgroup takes
 //   an equal contiguous share of the launch's live chunks (chunk_work.hpp) and streams them
-//   through its own 4-stage ring, three chunks in flight while it computes on a fourth. A stage
+//   through its own 4-stage ring, three chunks in flight while it computes on a fourth (at the
+//   start one, then three once it has landed: the launch's first wave stays short). A stage
 //   is filled by one tensor-map copy (TMA, tma_nv.hpp) issued by thread 0 where the launch has a
 //   key map (the plain layout, block_size a multiple of 64), else by cp.async from all 128
 //   threads; either way the stage's mbarrier says when it has landed. The tensor-map copies mark
@@ -302,15 +303,18 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   SequenceRows<kRows> seq{};  // zeroed: compilers cannot see it is loaded before use
   std::int32_t q_b = -1;      // the sequence the q tile and seq hold
   QRowPieces<kRows> first_q{};
-  constexpr bool kPages2 = kTma && Hooks::kTryPagesAhead2;
-  constexpr int kWave = kTma && Hooks::kTryFirstWave > 0 && Hooks::kTryFirstWave < kAhead ? Hooks::kTryFirstWave : kAhead;
-  constexpr bool kNoChunkFence = kTma && Hooks::kTryNoChunkFence;
-  ChunkCursor issue2;      // kPages2: the chunk after `issue`
-  std::int32_t page2 = 0;  // kPages2: its first block
+  // The tensor-map path issues one chunk per CTA first, the other two once it has landed (v11:
+  // with all 660 CTAs asking for three chunks at once, 16.7 MB, each CTA's first chunk waited
+  // behind the others' second and third).
+  constexpr int kWave = kTma && !Hooks::kTryFullFirstWave ? 1 : kAhead;
+  // Tensor-map bytes are written by the async proxy the tensor cores read through: only the q
+  // tile (stored by threads) needs the proxy fence, so no chunk does (v11; cp.async: every chunk).
+  constexpr bool kChunkFence = !kTma || Hooks::kTryChunkFence;
+  // With 128 rows (8 wgmma a chunk) thread 0 refills a stage after issuing the chunk's wgmma, so
+  // the other warps do not wait for its copies at the first wgmma; with 64 that measured no better
+  // (v11).
+  constexpr bool kRefillAfterMma = kTma && kHalves == 2 && !Hooks::kTryRefillFirst;
   if (count > 0) first_q = fetch_q_rows<Hooks, kRows>(p, compute.b);
-  if constexpr (Hooks::kTryEarlyRows) {
-    if (count > 0) load_sequence_rows<Hooks, kRows>(p, compute.b, seq);
-  }
   if (producer && count > 0) {
     // The first kAhead chunks' blocks as independent loads (one memory round trip, not kAhead),
     // then their copies.
@@ -323,26 +327,23 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
       next_chunk<Hooks>(p, issue);
     }
     if (kAhead < count) page = first_page<Hooks>(p, issue);
-    if constexpr (kPages2) {
-      issue2 = issue;
-      next_chunk<Hooks>(p, issue2);
-      if (kAhead + 1 < count) page2 = first_page<Hooks>(p, issue2);
-    }
     PMQA_UNROLL
     for (int j = 0; j < kWave; ++j)
       if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
-    if constexpr (kWave < kAhead) {  // the rest once chunk 0 has landed (thread 0 alone issues)
+    Hooks::mark(WgMark::kFirstIssue);
+    if constexpr (kWave < kAhead) {  // thread 0, the only producer here, waits for chunk 0
       mbar_wait(sh.full[0], 0);
       PMQA_UNROLL
       for (int j = kWave; j < kAhead; ++j)
         if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
     }
+  } else {
+    Hooks::mark(WgMark::kFirstIssue);
   }
-  Hooks::mark(WgMark::kFirstIssue);
-  if (count > 0) {  // the loop's first fence and barrier publish the tile
+  if (count > 0) {  // the loop's first barrier (and fence) publish the tile
     store_q_rows(first_q, sh);
-    if constexpr (!Hooks::kTryEarlyRows) load_sequence_rows<Hooks, kRows>(p, compute.b, seq);
-    if constexpr (kNoChunkFence) WgmmaFp8::fence_shared_for_tensor_cores();
+    load_sequence_rows<Hooks, kRows>(p, compute.b, seq);
+    if constexpr (!kChunkFence) WgmmaFp8::fence_shared_for_tensor_cores();
     q_b = compute.b;
   }
   // Copies of chunk i go to stage i % kWgStages.
@@ -350,13 +351,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     if (producer && i < count) {
       issue_stage<Hooks, kRows, kTma>(p, key_map, policy, issue, page, sh, static_cast<int>(i % kWgStages), tid);
       next_chunk<Hooks>(p, issue);
-      if constexpr (kPages2) {
-        page = page2;
-        next_chunk<Hooks>(p, issue2);
-        if (i + 2 < count) page2 = first_page<Hooks>(p, issue2);
-      } else {
-        if (i + 1 < count) page = first_page<Hooks>(p, issue);
-      }
+      if (i + 1 < count) page = first_page<Hooks>(p, issue);
     }
   };
   // Every thread's first copies are issued before anyone waits for them. A GPU thread would just
@@ -370,10 +365,10 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     const int s = static_cast<int>(i % kWgStages);
     mbar_wait(sh.full[s], static_cast<int>((i / kWgStages) & 1));  // chunk i's copies landed ...
     if (i < WgMark::kChunks) Hooks::mark(WgMark::landed(i));
-    if constexpr (!kNoChunkFence)
+    if constexpr (kChunkFence)
       WgmmaFp8::fence_shared_for_tensor_cores();  // ... visible to the tensor cores (cp.async, the q tile)
     Hooks::barrier();                             // every thread is past chunk i-1 and its stage
-    if constexpr (!Hooks::kTryIssueAfterMma) issue_next(i + kAhead);  // into the stage chunk i-1 used
+    if constexpr (!kRefillAfterMma) issue_next(i + kAhead);  // into the stage chunk i-1 used
     if (compute.b != q_b) {  // a new sequence (the same branch in every thread)
       load_sequence<Hooks, kRows>(p, compute.b, sh, seq);
       WgmmaFp8::fence_shared_for_tensor_cores();
@@ -384,7 +379,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
       PMQA_UNROLL
       for (int h = 0; h < kHalves; ++h)
         for (int e = 0; e < WgmmaFp8::kAcc; ++e) acc[h][e] = sh.scales[s][e];  // keep the stage live
-      if constexpr (Hooks::kTryIssueAfterMma) issue_next(i + kAhead);
+      if constexpr (kRefillAfterMma) issue_next(i + kAhead);
     } else {
       WgmmaFp8::fence();
       PMQA_UNROLL
@@ -395,7 +390,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
                         WgmmaFp8::advance(q0, h * 64 * kChunkRowBytes), ks, ks > 0);
       }
       WgmmaFp8::commit();
-      if constexpr (Hooks::kTryIssueAfterMma) issue_next(i + kAhead);
+      if constexpr (kRefillAfterMma) issue_next(i + kAhead);
       WgmmaFp8::wait_all();
       PMQA_UNROLL
       for (int h = 0; h < kHalves; ++h) WgmmaFp8::settle(acc[h]);

@@ -65,16 +65,11 @@ struct Faithful {
   static constexpr bool kSkipMma = false;       // no tensor-core instructions
   static constexpr bool kSkipEpilogue = false;  // no scale/relu/weight fold and no row reduction
   static constexpr bool kSkipEvictFirst = false;  // wgmma kernel: key copies with L2's default policy
-  // Tuning experiments of the wgmma kernel's TMA path (bench only; production keeps the defaults;
-  // notes v11): the sequence's rows read before the first copies; block numbers read two chunks
-  // ahead; the first wave of copies cut to kTryFirstWave chunks (0: all three), the rest issued
-  // once chunk 0 has landed; no proxy fence per chunk (tensor-map bytes are async-proxy writes);
-  // a stage refilled after the chunk's wgmma are issued instead of before.
-  static constexpr bool kTryEarlyRows = false;
-  static constexpr bool kTryPagesAhead2 = false;
-  static constexpr int kTryFirstWave = 0;
-  static constexpr bool kTryNoChunkFence = false;
-  static constexpr bool kTryIssueAfterMma = false;
+  // Tuning experiments (bench only, `pmqa_bench_gpu --tuning`): each puts back one choice of the
+  // wgmma kernel's tensor-map path as it was before notes v11, to time what that choice is worth.
+  static constexpr bool kTryFullFirstWave = false;  // all three first chunks' copies at once
+  static constexpr bool kTryChunkFence = false;     // a proxy fence before every chunk's wgmma
+  static constexpr bool kTryRefillFirst = false;    // 128 rows: the stage refilled before the wgmma
   // Timeline (bench only, bench/gpu_timeline.cu): the wgmma kernel calls this as each CTA passes
   // one of its points (WgMark); the timeline's hooks stamp the time there. Production: nothing.
   static PMQA_DEV void mark(int /*point*/) {}
