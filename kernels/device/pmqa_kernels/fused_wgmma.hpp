@@ -315,11 +315,11 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   // (v11).
   constexpr bool kRefillAfterMma = kTma && kHalves == 2 && !Hooks::kTryRefillFirst;
   if (count > 0) first_q = fetch_q_rows<Hooks, kRows>(p, compute.b);
+  // The first kAhead chunks' blocks as independent loads (one memory round trip, not kAhead),
+  // then the first wave's copies.
+  ChunkCursor ahead[kAhead];
+  std::int32_t pages[kAhead] = {};
   if (producer && count > 0) {
-    // The first kAhead chunks' blocks as independent loads (one memory round trip, not kAhead),
-    // then their copies.
-    ChunkCursor ahead[kAhead];
-    std::int32_t pages[kAhead] = {};
     PMQA_UNROLL
     for (int j = 0; j < kAhead; ++j) {
       ahead[j] = issue;
@@ -330,21 +330,23 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     PMQA_UNROLL
     for (int j = 0; j < kWave; ++j)
       if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
-    Hooks::mark(WgMark::kFirstIssue);
-    if constexpr (kWave < kAhead) {  // thread 0, the only producer here, waits for chunk 0
-      mbar_wait(sh.full[0], 0);
-      PMQA_UNROLL
-      for (int j = kWave; j < kAhead; ++j)
-        if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
-    }
-  } else {
-    Hooks::mark(WgMark::kFirstIssue);
   }
+  Hooks::mark(WgMark::kFirstIssue);
   if (count > 0) {  // the loop's first barrier (and fence) publish the tile
     store_q_rows(first_q, sh);
     load_sequence_rows<Hooks, kRows>(p, compute.b, seq);
     if constexpr (!kChunkFence) WgmmaFp8::fence_shared_for_tensor_cores();
     q_b = compute.b;
+  }
+  // The rest of the first chunks once chunk 0 has landed, by thread 0 (the only producer here),
+  // after the tile and the sequence's rows: those loads fly while chunk 0 does.
+  if constexpr (kWave < kAhead) {
+    if (producer && count > 0) {
+      mbar_wait(sh.full[0], 0);
+      PMQA_UNROLL
+      for (int j = kWave; j < kAhead; ++j)
+        if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
+    }
   }
   // Copies of chunk i go to stage i % kWgStages.
   auto issue_next = [&](std::int32_t i) {
