@@ -208,6 +208,9 @@ TuningRun tuning_run(const char* name, HipBackend& be, const pmqa::Case& c, cons
 
 bool tuning(HipBackend& be, L2Flusher& flusher, int reps) {
   bool all_correct = true;
+  // The same launches after a flush that leaves L2 clean (reads, not writes): what the dirty
+  // lines of the benchmark's flush cost a launch.
+  L2Flusher read_flusher(be, flusher.bytes, true);
   std::printf("\nwgmma tuning experiments (decode shape; ms, median per round of %d launches; 5 rounds)\n", reps);
   for (std::int64_t n : {1, 2}) {
     const pmqa::Case c = decode_case(64, 8192, n, 16384);
@@ -218,6 +221,8 @@ bool tuning(HipBackend& be, L2Flusher& flusher, int reps) {
     runs.push_back(tuning_run<TryChunkFence>("chunk fence", be, c, ref, flusher, reps));
     runs.push_back(tuning_run<TryRefillFirst>("refill first", be, c, ref, flusher, reps));
     runs.push_back(tuning_run<TryV9d>("all three (v9d)", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<pmqa::kdev::Faithful>("main, clean L2", be, c, ref, read_flusher, reps));
+    runs.push_back(tuning_run<TryV9d>("v9d, clean L2", be, c, ref, read_flusher, reps));
     for (int round = 0; round < 5; ++round)
       for (auto& r : runs) r.ms.push_back(r.time());
     std::printf("  next_n %lld\n", static_cast<long long>(n));
