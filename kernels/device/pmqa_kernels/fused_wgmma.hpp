@@ -359,6 +359,8 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   // Every thread's first copies are issued before anyone waits for them. A GPU thread would just
   // wait at the stage's barrier; the host executor's cannot block there (its emulated wait traps
   // on an open phase), and the loop's own barrier comes after the first wait. One barrier per CTA.
+  // (Thread 0's wait for chunk 0 above is on a copy it issued itself, a tensor-map copy the host
+  // emulation completes at issue.)
   Hooks::barrier();
   const WgmmaFp8::Tile keys0 = WgmmaFp8::tile(sh.keys[0]), q0 = WgmmaFp8::tile(sh.q);
   float acc[kHalves][WgmmaFp8::kAcc] = {};
