@@ -194,16 +194,24 @@ struct TuningRun {
   std::vector<double> ms;
 };
 
+// One launch of a prepared run on poisoned output, compared with the reference (matrix-unit
+// tolerance); the report is printed when it fails. Before any timing of that run.
+template <class Run>
+bool correct_once(Run& run, const pmqa::Case& c, const pmqa::Reference& ref) {
+  run.poison();
+  run.launch();
+  const pmqa::Report rep = pmqa::compare(c, ref, run.download(), {.tolerance = pmqa::Tolerance::matrix_unit()});
+  if (!rep.passed()) std::fputs(rep.to_text().c_str(), stdout);
+  return rep.passed();
+}
+
 template <class Hooks>
 TuningRun tuning_run(const char* name, HipBackend& be, const pmqa::Case& c, const pmqa::Reference& ref, L2Flusher& flusher,
                      int reps) {
   auto run = std::make_shared<PreparedRun<HipBackend, Hooks>>(be, Path::fused, c,
                                                               pmqa::kernels::RunOptions{.variant = pmqa::kernels::FusedVariant::mma});
-  run->poison();
-  run->launch();
-  const pmqa::Report rep = pmqa::compare(c, ref, run->download(), {.tolerance = pmqa::Tolerance::matrix_unit()});
-  if (!rep.passed()) std::fputs(rep.to_text().c_str(), stdout);
-  return {name, [run, &flusher, reps] { return time_launch(*run, flusher, reps); }, rep.passed()};
+  const bool correct = correct_once(*run, c, ref);
+  return {name, [run, &flusher, reps] { return time_launch(*run, flusher, reps); }, correct};
 }
 
 bool tuning(HipBackend& be, L2Flusher& flusher, int reps) {
@@ -294,14 +302,11 @@ int main(int argc, char** argv) {
         PreparedRun<HipBackend> run(be, k.path, c, {.variant = k.variant, .mma_instruction = k.instruction});
         if (k.path == Path::fused && k.variant == pmqa::kernels::FusedVariant::mma)
           std::printf("  %s runs %s, keys by %s\n", k.name, run.instruction().c_str(), run.key_copies().c_str());
-        run.poison();
-        run.launch();
-        const pmqa::Report rep = pmqa::compare(c, ref, run.download(), {.tolerance = pmqa::Tolerance::matrix_unit()});
+        const bool correct = correct_once(run, c, ref);
         const double ms = time_launch(run, flusher, reps);
-        rows.push_back({k.name, n, ms, bytes / (ms * 1e-3) / 1e9, flops / (ms * 1e-3) / 1e12, bytes / bw * 1e3, rep.passed(),
+        rows.push_back({k.name, n, ms, bytes / (ms * 1e-3) / 1e9, flops / (ms * 1e-3) / 1e12, bytes / bw * 1e3, correct,
                         std::max(bytes / bw, flops / fma) * 1e3});
-        if (!rep.passed()) std::fputs(rep.to_text().c_str(), stdout);
-        all_correct = all_correct && rep.passed();
+        all_correct = all_correct && correct;
       }
     }
     std::printf("\n%-13s %-6s %10s %8s %8s %10s %8s %11s %10s %8s\n", "kernel", "next_n", "median ms", "GB/s", "TFLOP/s",

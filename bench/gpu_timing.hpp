@@ -60,12 +60,13 @@ struct L2Flusher {
   std::size_t bytes;
   void* buf;
   bool by_reads = false;
-  unsigned* sink = nullptr;
+  unsigned* sink = nullptr;  // by_reads: where the read kernel would store its sum
   L2Flusher(HipBackend& b, std::size_t n, bool reads = false)
-      : be(b), bytes(n), buf(b.allocate(n)), by_reads(reads), sink(static_cast<unsigned*>(b.allocate(sizeof(unsigned)))) {}
+      : be(b), bytes(n), buf(b.allocate(n)), by_reads(reads),
+        sink(reads ? static_cast<unsigned*>(b.allocate(sizeof(unsigned))) : nullptr) {}
   ~L2Flusher() {
     be.release(buf);
-    be.release(sink);
+    if (sink) be.release(sink);
   }
   void flush() {
     if (by_reads)
