@@ -1,0 +1,138 @@
+// The fixed costs every fused-mma launch pays before and around its key stream, measured alone,
+// the way the GPU benchmark measures a launch (L2 flushed by the benchmark's memset, then device
+// events around one launch, median of many):
+// - the launch itself: an empty kernel, at fused-mma's grid (660 CTAs of 128 threads, 44 KB of
+//   shared memory, its ~400 bytes of parameters) and at other shapes a redesign could choose (one
+//   CTA, one CTA per SM, one 640-thread CTA per SM holding five warpgroups);
+// - the dependent round trips of its prologue on a cold L2: thread 0 of every CTA follows a chain
+//   of 1, 2 or 3 dependent loads (context lengths -> block table -> key block, fused-mma's order),
+//   every CTA reading the same first line as fused-mma's CTAs do.
+// The differences between rows are the floor a kernel of this shape cannot go below (notes v12).
+//
+//   pmqa_bench_launch [--reps N]
+#include <hip/hip_runtime.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "pmqa/kernels/detail/hip_backend.hpp"
+#include "gpu_timing.hpp"
+
+namespace {
+
+using pmqa::bench::Events;
+using pmqa::bench::L2Flusher;
+using pmqa::kernels::detail::HipBackend;
+
+// fused-mma's launch parameters are ~250 bytes of LogitsParams plus a 128-byte tensor map.
+struct BigParams {
+  unsigned char bytes[384];
+};
+
+__global__ void empty_small(int) {}
+__global__ void empty_big(BigParams) {}
+
+// 44 KB of static shared memory, as fused-mma's 64-row kernel (5 CTAs per SM).
+__global__ void empty_shared(BigParams p) {
+  __shared__ unsigned char tile[44 * 1024];
+  if (p.bytes[0] == 0xEE) tile[threadIdx.x] = 1;  // never true: keeps the allocation
+  if (p.bytes[1] == 0xEE) p.bytes[2] = tile[threadIdx.x ^ 1];
+}
+
+// 5 x 44 KB of dynamic shared memory: one CTA per SM holding five warpgroups.
+__global__ void empty_dynamic(BigParams p) {
+  extern __shared__ unsigned char dyn[];
+  if (p.bytes[0] == 0xEE) dyn[threadIdx.x] = 1;
+}
+
+// Thread 0 of every CTA follows `depth` dependent loads: a[0] (the same line for every CTA, as
+// the context lengths), then a line picked by it per CTA (a block-table entry), then a line picked
+// by that (a key block). The result goes to sink only when impossible, so nothing is written.
+__global__ void chain(const int* a, int depth, int stride, int* sink) {
+  if (threadIdx.x != 0) return;
+  int v = a[0];
+  if (depth > 1) v = a[(v + 1 + static_cast<int>(blockIdx.x)) * stride];
+  if (depth > 2) v = a[(v + 1 + static_cast<int>(blockIdx.x) * 7) * stride];
+  if (v == 0x7EADBEEF) *sink = v;
+}
+
+template <class Launch>
+double time_us(Launch&& launch, L2Flusher* flusher, int reps) {
+  for (int i = 0; i < 3; ++i) launch();
+  Events ev;
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    if (flusher) flusher->flush();
+    PMQA_HIP_CHECK(hipEventRecord(ev.start, 0));
+    launch();
+    PMQA_HIP_CHECK(hipEventRecord(ev.stop, 0));
+    t.push_back(ev.ms() * 1e3);
+  }
+  return pmqa::bench::median(t);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 200;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else {
+      std::fprintf(stderr, "usage: pmqa_bench_launch [--reps N]\n");
+      return 2;
+    }
+  }
+  const auto gpu = pmqa::kernels::find_gpu();
+  if (!gpu) {
+    std::printf("pmqa_bench_launch: no GPU found: nothing measured\n");
+    return 77;
+  }
+  try {
+    HipBackend be(gpu->device, gpu->multiprocessors, true, true);
+    L2Flusher flusher(be, std::size_t{512} << 20);
+    const int sms = gpu->multiprocessors;
+    BigParams big{};
+    std::printf("pmqa_bench_launch: %s, %d SMs; median of %d launches between device events, L2 flushed by the "
+                "benchmark's memset before each\n\n",
+                gpu->name.c_str(), sms, reps);
+    std::printf("  %-62s %8s\n", "what runs between the events", "us");
+    auto row = [](const char* what, double us) { std::printf("  %-62s %8.2f\n", what, us); };
+    row("nothing", time_us([] {}, &flusher, reps));
+    row("empty kernel, 1 CTA of 128 threads", time_us([] { hipLaunchKernelGGL(empty_small, dim3(1), dim3(128), 0, 0, 0); }, &flusher, reps));
+    row("empty kernel, 1 CTA per SM of 128 threads",
+        time_us([&] { hipLaunchKernelGGL(empty_small, dim3(sms), dim3(128), 0, 0, 0); }, &flusher, reps));
+    row("empty kernel, 5 CTAs per SM of 128 threads",
+        time_us([&] { hipLaunchKernelGGL(empty_small, dim3(5 * sms), dim3(128), 0, 0, 0); }, &flusher, reps));
+    row("  ... with 384 bytes of parameters",
+        time_us([&] { hipLaunchKernelGGL(empty_big, dim3(5 * sms), dim3(128), 0, 0, big); }, &flusher, reps));
+    row("  ... and 44 KB of shared memory (fused-mma's 64-row grid)",
+        time_us([&] { hipLaunchKernelGGL(empty_shared, dim3(5 * sms), dim3(128), 0, 0, big); }, &flusher, reps));
+    const int dyn = 5 * 44 * 1024;
+    PMQA_HIP_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(&empty_dynamic), hipFuncAttributeMaxDynamicSharedMemorySize, dyn));
+    row("empty kernel, 1 CTA per SM of 640 threads, 220 KB shared",
+        time_us([&] { hipLaunchKernelGGL(empty_dynamic, dim3(sms), dim3(640), dyn, 0, big); }, &flusher, reps));
+    row("empty kernel, 5 CTAs per SM, no flush before it",
+        time_us([&] { hipLaunchKernelGGL(empty_shared, dim3(5 * sms), dim3(128), 0, 0, big); }, nullptr, reps));
+
+    // The load chains read a 64 MB array (indices stay inside it), cold after each flush.
+    constexpr int kStride = 32;  // one 128-byte line per index step
+    const std::size_t n = std::size_t{64} << 20 >> 2;
+    std::vector<int> host(n, 0);
+    for (std::size_t i = 0; i < n; i += kStride) host[i] = static_cast<int>((i * 2654435761u) % 4096);
+    int* a = static_cast<int*>(be.allocate(n * sizeof(int)));
+    int* sink = static_cast<int*>(be.allocate(sizeof(int)));
+    PMQA_HIP_CHECK(hipMemcpy(a, host.data(), n * sizeof(int), hipMemcpyHostToDevice));
+    for (int depth = 1; depth <= 3; ++depth) {
+      char what[96];
+      std::snprintf(what, sizeof what, "%d dependent cold load%s by thread 0 of each of 5 CTAs per SM", depth, depth > 1 ? "s" : "");
+      row(what, time_us([&] { hipLaunchKernelGGL(chain, dim3(5 * sms), dim3(128), 0, 0, a, depth, kStride, sink); }, &flusher, reps));
+    }
+    be.release(a);
+    be.release(sink);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pmqa_bench_launch: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
