@@ -112,6 +112,17 @@ int main(int argc, char** argv) {
     PMQA_HIP_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(&empty_dynamic), hipFuncAttributeMaxDynamicSharedMemorySize, dyn));
     row("empty kernel, 1 CTA per SM of 640 threads, 220 KB shared",
         time_us([&] { hipLaunchKernelGGL(empty_dynamic, dim3(sms), dim3(640), dyn, 0, big); }, &flusher, reps));
+    // Why the shared memory costs: the carveout (L1 against shared) switched per launch, or the
+    // shared memory allocated per CTA.
+    PMQA_HIP_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(&empty_shared), hipFuncAttributePreferredSharedMemoryCarveout, 100));
+    row("  ... the same with the shared-memory carveout preferred at 100 %",
+        time_us([&] { hipLaunchKernelGGL(empty_shared, dim3(5 * sms), dim3(128), 0, 0, big); }, &flusher, reps));
+    row("empty kernel, 5 CTAs per SM of 128 threads, 44 KB dynamic shared",
+        time_us([&] { hipLaunchKernelGGL(empty_dynamic, dim3(5 * sms), dim3(128), 44 * 1024, 0, big); }, &flusher, reps));
+    row("empty kernel, 1 CTA per SM of 640 threads, 44 KB dynamic shared",
+        time_us([&] { hipLaunchKernelGGL(empty_dynamic, dim3(sms), dim3(640), 44 * 1024, 0, big); }, &flusher, reps));
+    row("empty kernel, 1 CTA per SM of 640 threads, no shared",
+        time_us([&] { hipLaunchKernelGGL(empty_big, dim3(sms), dim3(640), 0, 0, big); }, &flusher, reps));
     row("empty kernel, 5 CTAs per SM, no flush before it",
         time_us([&] { hipLaunchKernelGGL(empty_shared, dim3(5 * sms), dim3(128), 0, 0, big); }, nullptr, reps));
 

@@ -17,12 +17,12 @@ ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -
 # rows (64: next_n 1, 128: next_n 2) in a short benchmark run; CACHE is ncu's --cache-control.
 durations() {
   "$ncu" --clock-control none --cache-control "$2" --kernel-name-base demangled \
-    -k "regex:fused_wgmma_kernel<[^,<]*Faithful, $1, true>" --metrics gpu__time_duration.sum --csv --print-units base \
+    -k "regex:fused_wgmma_kernel<Faithful, $1, (1|true)>" --metrics gpu__time_duration.sum --csv --print-units base \
     "$build/bench/pmqa_bench_gpu" --reps 30 --no-scaling 2>/dev/null |
     python3 -c '
 import csv, statistics, sys
 rows = [r for r in csv.reader(l for l in sys.stdin if l.startswith("\"")) if r[-3:-2] == ["gpu__time_duration.sum"]]
-scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}
+scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
 us = sorted(float(r[-1].replace(",", "")) * scale.get(r[-2], float("nan")) for r in rows)
 if not us: print("no launches profiled"); sys.exit()
 q = lambda f: us[min(len(us) - 1, int(f * (len(us) - 1) + 0.5))]
