@@ -177,16 +177,13 @@ double time_ablation(HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, in
   return time_launch(run, flusher, reps);
 }
 
-// Tuning experiments of the wgmma kernel (--tuning; hooks.hpp's kTry* switches, notes v11, v12):
-// main's kernel beside variants that each put back one earlier choice or try one new one, every
-// one checked against the reference once, then timed in interleaved rounds so drift hits every
-// variant alike. v11's single choices were timed twice each (notes v11a, v11); they stay
-// exercised together in the v9d row.
-struct TryShareReload : pmqa::kdev::Faithful { static constexpr bool kTryShareReload = true; };
-struct TryQRowsFirst : pmqa::kdev::Faithful { static constexpr bool kTryQRowsFirst = true; };
-struct TryTailsAfterShare : pmqa::kdev::Faithful { static constexpr bool kTryTailsAfterShare = true; };
-struct TryV11b : pmqa::kdev::Faithful { static constexpr bool kTryShareReload = true, kTryQRowsFirst = true; };
-struct TryV9d : TryV11b {
+// Tuning experiments of the wgmma kernel (--tuning; hooks.hpp's kTry* switches, notes v11): main's
+// kernel beside variants that each put back one earlier choice, every one checked against the
+// reference once, then timed in interleaved rounds so drift hits every variant alike.
+struct TryFullFirstWave : pmqa::kdev::Faithful { static constexpr bool kTryFullFirstWave = true; };
+struct TryChunkFence : pmqa::kdev::Faithful { static constexpr bool kTryChunkFence = true; };
+struct TryRefillFirst : pmqa::kdev::Faithful { static constexpr bool kTryRefillFirst = true; };
+struct TryV9d : pmqa::kdev::Faithful {
   static constexpr bool kTryFullFirstWave = true, kTryChunkFence = true, kTryRefillFirst = true;
 };
 
@@ -228,13 +225,12 @@ bool tuning(HipBackend& be, L2Flusher& flusher, int reps) {
     const pmqa::Reference ref = pmqa::compute_reference(c, {.precision = pmqa::Precision::fp32});
     std::vector<TuningRun> runs;
     runs.push_back(tuning_run<pmqa::kdev::Faithful>("main", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryShareReload>("share reload", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryQRowsFirst>("q rows first", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryV11b>("both (v11b)", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryTailsAfterShare>("tails later", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryV9d>("v9d", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryFullFirstWave>("full first wave", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryChunkFence>("chunk fence", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryRefillFirst>("refill first", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryV9d>("all three (v9d)", be, c, ref, flusher, reps));
     runs.push_back(tuning_run<pmqa::kdev::Faithful>("main, clean L2", be, c, ref, read_flusher, reps));
-    runs.push_back(tuning_run<TryV11b>("v11b, clean L2", be, c, ref, read_flusher, reps));
+    runs.push_back(tuning_run<TryV9d>("v9d, clean L2", be, c, ref, read_flusher, reps));
     for (int round = 0; round < 5; ++round)
       for (auto& r : runs) r.ms.push_back(r.time());
     std::printf("  next_n %lld\n", static_cast<long long>(n));

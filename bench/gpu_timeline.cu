@@ -4,7 +4,7 @@
 // launch (the median of several by device events) it prints, across CTAs, when each point is
 // reached; per CTA, how long each step takes; and over the launch, how many chunks land per
 // microsecond (the bandwidth the kernel achieves while it runs). Cases: the decode shape as built,
-// with the prologue as it was before notes v12, and without key copies; one short sequence (the
+// with the key copies on L2's default policy, and without key copies; one short sequence (the
 // fixed costs); and an empty kernel of the same grid (the launch alone, as the events see it).
 //
 //   pmqa_bench_timeline [--reps N]
@@ -47,8 +47,7 @@ struct Timeline : pmqa::kdev::Faithful {
   }
 };
 struct TimelineNoKeys : Timeline { static constexpr bool kSkipKeyLoads = true; };
-// The prologue as it was before notes v12 (the share's keys read again, the q rows' loads first).
-struct TimelineV11b : Timeline { static constexpr bool kTryShareReload = true, kTryQRowsFirst = true; };
+struct TimelineNoEvictFirst : Timeline { static constexpr bool kSkipEvictFirst = true; };
 
 __global__ void empty_kernel(int) {}
 
@@ -245,7 +244,8 @@ int main(int argc, char** argv) {
     }
     const pmqa::Case decode = decode_case(64, 8192, 1, 16384, false);
     run_case<Timeline>("decode shape, next_n 1", be, decode, flusher, reps);
-    run_case<TimelineV11b>("decode shape, next_n 1, v11b's prologue", be, decode, flusher, reps);
+    run_case<TimelineNoEvictFirst>("decode shape, next_n 1, key copies without the evict-first policy", be, decode, flusher,
+                                   reps);
     run_case<TimelineNoKeys>("decode shape, next_n 1, no key copies", be, decode, flusher, reps);
     run_case<Timeline>("one sequence of ~1K keys", be, decode_case(1, 1024, 1, 16384, false), flusher, reps);
     return 0;

@@ -59,7 +59,6 @@ inline constexpr int kShareGroup = kChunkWarp * kSharePerLane;
 // lanes per u (incl[u]; tot[u] the 32 sequences' sum).
 struct ShareGroup {
   std::uint32_t c[kSharePerLane], incl[kSharePerLane], tot[kSharePerLane];
-  std::int32_t keys[kSharePerLane];  // the live keys of c[u]'s sequence
   std::uint32_t sum = 0;
 };
 // The 4 context-length loads are independent and unconditional (sequences past the batch read
@@ -84,10 +83,8 @@ PMQA_DEV ShareGroup load_share_group(const LogitsParams& p, std::int64_t g, int 
     }
   }
   PMQA_UNROLL
-  for (int u = 0; u < kSharePerLane; ++u) {
-    s.keys[u] = live_from_longest(p, keys[u]);
-    s.c[u] = g + kChunkWarp * u + lane < p.batch ? static_cast<std::uint32_t>(chunks_of(s.keys[u])) : 0u;
-  }
+  for (int u = 0; u < kSharePerLane; ++u)
+    s.c[u] = g + kChunkWarp * u + lane < p.batch ? static_cast<std::uint32_t>(chunks_of(live_from_longest(p, keys[u]))) : 0u;
   PMQA_UNROLL
   for (int u = 0; u < kSharePerLane; ++u) {
     s.incl[u] = s.c[u];
@@ -128,14 +125,12 @@ PMQA_DEV ChunkShare find_share(const LogitsParams& p, std::uint32_t unit, std::u
     // which would put them in local memory), then its first lane past `begin`.
     int row = kSharePerLane;
     std::uint32_t c = 0, incl = 0;
-    std::int32_t keys = 0;
     PMQA_UNROLL
     for (int u = 0; u < kSharePerLane; ++u) {
       if (row == kSharePerLane && before + grp.tot[u] > begin) {
         row = u;
         c = grp.c[u];
         incl = grp.incl[u];
-        keys = grp.keys[u];
       } else if (row == kSharePerLane) {
         before += grp.tot[u];
       }
@@ -148,10 +143,7 @@ PMQA_DEV ChunkShare find_share(const LogitsParams& p, std::uint32_t unit, std::u
     share.first.b = static_cast<std::int32_t>(g + kChunkWarp * row + holder);
     share.first.chunks = static_cast<std::int32_t>(__shfl(c, holder, kChunkWarp));
     share.first.c = static_cast<std::int32_t>(begin - (before + __shfl(incl, holder, kChunkWarp)) + share.first.chunks);
-    // The holder lane read the sequence's context lengths already: a shuffle, not a second
-    // dependent load before the first copies (notes v12).
-    if constexpr (Hooks::kTryShareReload) share.first.keys = live_keys<Hooks>(p, share.first.b);
-    else share.first.keys = __shfl(keys, holder, kChunkWarp);
+    share.first.keys = live_keys<Hooks>(p, share.first.b);
     break;
   }
   return share;

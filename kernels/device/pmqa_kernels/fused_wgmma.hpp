@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     const ChunkShare mine = find_share<Hooks>(p, blockIdx.x, gridDim.x);
     Hooks::mark(WgMark::kShare);
     if (tid == 0) sh.share = mine;
-  } else if constexpr (!Hooks::kTryTailsAfterShare) {
+  } else {
     fill_dead_tails<Hooks>(p, blockIdx.x, gridDim.x, tid - 32, kWgThreads - 32);
   }
   Hooks::barrier();
@@ -314,12 +314,11 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   // the other warps do not wait for its copies at the first wgmma; with 64 that measured no better
   // (v11).
   constexpr bool kRefillAfterMma = kTma && kHalves == 2 && !Hooks::kTryRefillFirst;
+  if (count > 0) first_q = fetch_q_rows<Hooks, kRows>(p, compute.b);
   // The first kAhead chunks' blocks as independent loads (one memory round trip, not kAhead),
-  // issued before the q rows' (thread 0's first copy waits for the first of them; v12), then the
-  // first wave's copies.
+  // then the first wave's copies.
   ChunkCursor ahead[kAhead];
   std::int32_t pages[kAhead] = {};
-  if (Hooks::kTryQRowsFirst && count > 0) first_q = fetch_q_rows<Hooks, kRows>(p, compute.b);
   if (producer && count > 0) {
     PMQA_UNROLL
     for (int j = 0; j < kAhead; ++j) {
@@ -328,17 +327,11 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
       next_chunk<Hooks>(p, issue);
     }
     if (kAhead < count) page = first_page<Hooks>(p, issue);
-  }
-  if (!Hooks::kTryQRowsFirst && count > 0) first_q = fetch_q_rows<Hooks, kRows>(p, compute.b);
-  if (producer && count > 0) {
     PMQA_UNROLL
     for (int j = 0; j < kWave; ++j)
       if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
   }
   Hooks::mark(WgMark::kFirstIssue);
-  if constexpr (Hooks::kTryTailsAfterShare) {  // while the first copies fly
-    if (warp != 0) fill_dead_tails<Hooks>(p, blockIdx.x, gridDim.x, tid - 32, kWgThreads - 32);
-  }
   if (count > 0) {  // the loop's first barrier (and fence) publish the tile
     store_q_rows(first_q, sh);
     load_sequence_rows<Hooks, kRows>(p, compute.b, seq);

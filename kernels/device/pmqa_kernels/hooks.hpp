@@ -70,12 +70,6 @@ struct Faithful {
   static constexpr bool kTryFullFirstWave = false;  // all three first chunks' copies at once
   static constexpr bool kTryChunkFence = false;     // a proxy fence before every chunk's wgmma
   static constexpr bool kTryRefillFirst = false;    // 128 rows: the stage refilled before the wgmma
-  // ... and as it was before notes v12:
-  static constexpr bool kTryShareReload = false;  // the share's first sequence's keys read again
-  static constexpr bool kTryQRowsFirst = false;   // the q rows' loads issued before the first blocks'
-  // and one v12 experiment, off in production: the -inf tails written after the share is known
-  // (while the first copies fly), not while warp 0 reads the context lengths.
-  static constexpr bool kTryTailsAfterShare = false;
   // Timeline (bench only, bench/gpu_timeline.cu): the wgmma kernel calls this as each CTA passes
   // one of its points (WgMark); the timeline's hooks stamp the time there. Production: nothing.
   static PMQA_DEV void mark(int /*point*/) {}
