@@ -2,8 +2,8 @@
 // thread 0 of every CTA stamps %globaltimer and clock64 at the kernel's WgMark points (entry, share
 // known, first copies issued, loop start, each chunk landed and folded, end). From one L2-flushed
 // launch (the median of several by device events) it prints, across CTAs, when each point is
-// reached; per CTA, how long each step takes; and over the launch, how many chunks land per
-// microsecond (the bandwidth the kernel achieves while it runs). Cases: the decode shape as built,
+// reached; per CTA, how long each step takes; per SM, when its CTAs end; and over the launch, how
+// many chunks land per microsecond (the bandwidth the kernel achieves while it runs). Cases: the decode shape as built,
 // with the key copies on L2's default policy, and without key copies; one short sequence (the
 // fixed costs); and an empty kernel of the same grid (the launch alone, as the events see it).
 //
@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,7 @@ using pmqa::bench::L2Flusher;
 constexpr int kMaxCtas = 2048;
 __device__ unsigned long long g_time[kMaxCtas * WgMark::kPoints];  // %globaltimer, ns (0: not reached)
 __device__ long long g_clock[kMaxCtas * WgMark::kPoints];          // the SM's cycle counter
+__device__ unsigned g_smid[kMaxCtas];                               // the SM a CTA ran on
 
 struct Timeline : pmqa::kdev::Faithful {
   static __device__ void mark(int point) {
@@ -44,6 +47,11 @@ struct Timeline : pmqa::kdev::Faithful {
     const int at = static_cast<int>(blockIdx.x) * WgMark::kPoints + point;
     g_clock[at] = clock64();
     g_time[at] = t;
+    if (point == WgMark::kEntry) {
+      unsigned sm;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+      g_smid[blockIdx.x] = sm;
+    }
   }
 };
 struct TimelineNoKeys : Timeline { static constexpr bool kSkipKeyLoads = true; };
@@ -56,6 +64,7 @@ struct Stamps {
   double event_us = 0;
   std::vector<unsigned long long> time;
   std::vector<long long> clock;
+  std::vector<unsigned> smid;
   unsigned long long t(int cta, int point) const { return time[static_cast<std::size_t>(cta) * WgMark::kPoints + point]; }
   long long c(int cta, int point) const { return clock[static_cast<std::size_t>(cta) * WgMark::kPoints + point]; }
 };
@@ -68,9 +77,10 @@ double quantile(std::vector<double> v, double q) {
 
 template <class Launch>
 Stamps timed(Launch&& launch, L2Flusher& flusher, int reps) {
-  void *time_at = nullptr, *clock_at = nullptr;
+  void *time_at = nullptr, *clock_at = nullptr, *smid_at = nullptr;
   PMQA_HIP_CHECK(hipGetSymbolAddress(&time_at, HIP_SYMBOL(g_time)));
   PMQA_HIP_CHECK(hipGetSymbolAddress(&clock_at, HIP_SYMBOL(g_clock)));
+  PMQA_HIP_CHECK(hipGetSymbolAddress(&smid_at, HIP_SYMBOL(g_smid)));
   for (int i = 0; i < 3; ++i) launch();
   Events ev;
   std::vector<Stamps> runs;
@@ -86,6 +96,8 @@ Stamps timed(Launch&& launch, L2Flusher& flusher, int reps) {
     s.clock.resize(kMaxCtas * WgMark::kPoints);
     PMQA_HIP_CHECK(hipMemcpy(s.time.data(), time_at, sizeof(g_time), hipMemcpyDeviceToHost));
     PMQA_HIP_CHECK(hipMemcpy(s.clock.data(), clock_at, sizeof(g_clock), hipMemcpyDeviceToHost));
+    s.smid.resize(kMaxCtas);
+    PMQA_HIP_CHECK(hipMemcpy(s.smid.data(), smid_at, sizeof(g_smid), hipMemcpyDeviceToHost));
     runs.push_back(std::move(s));
   }
   std::sort(runs.begin(), runs.end(), [](const Stamps& a, const Stamps& b) { return a.event_us < b.event_us; });
@@ -178,6 +190,31 @@ void print_timeline(const char* name, const Stamps& s, int ctas, double chunk_by
       {"loop, CTAs on one sequence", stream},   {"loop, CTAs crossing a sequence", stream_switch},
       {"chunks per CTA (count)", chunks}};
   for (const auto& st : steps)
+    if (!st.v.empty())
+      std::printf("  %-34s %8.2f %8.2f %8.2f %8.2f\n", st.label, quantile(st.v, 0), quantile(st.v, 0.5), quantile(st.v, 0.9),
+                  quantile(st.v, 1));
+
+  // The ends grouped by SM: whether CTAs of one SM finish apart (work shared inside an SM would
+  // even them out) or whole SMs finish late (only sharing across SMs would). "mean end" is where
+  // an SM would end if its CTAs finished together at its total rate.
+  std::map<unsigned, std::vector<double>> ends_by_sm;
+  for (int b = 0; b < ctas; ++b)
+    if (s.t(b, WgMark::kEnd)) ends_by_sm[s.smid[static_cast<std::size_t>(b)]].push_back(since(b, WgMark::kEnd));
+  std::vector<double> last, first, mean, spread, per_sm;
+  for (const auto& [sm, e] : ends_by_sm) {
+    const auto [lo, hi] = std::minmax_element(e.begin(), e.end());
+    last.push_back(*hi);
+    first.push_back(*lo);
+    spread.push_back(*hi - *lo);
+    mean.push_back(std::accumulate(e.begin(), e.end(), 0.0) / static_cast<double>(e.size()));
+    per_sm.push_back(static_cast<double>(e.size()));
+  }
+  std::printf("  %-34s %8s %8s %8s %8s   (us after the first entry, over %zu SMs)\n", "by SM", "min", "p50", "p90", "max",
+              ends_by_sm.size());
+  const struct { const char* label; const std::vector<double>& v; } by_sm[] = {
+      {"an SM's first CTA end", first}, {"an SM's mean CTA end", mean}, {"an SM's last CTA end", last},
+      {"last - first end in one SM", spread}, {"CTAs per SM (count)", per_sm}};
+  for (const auto& st : by_sm)
     if (!st.v.empty())
       std::printf("  %-34s %8.2f %8.2f %8.2f %8.2f\n", st.label, quantile(st.v, 0), quantile(st.v, 0.5), quantile(st.v, 0.9),
                   quantile(st.v, 1));
