@@ -70,9 +70,6 @@ struct Faithful {
   static constexpr bool kTryFullFirstWave = false;  // all three first chunks' copies at once
   static constexpr bool kTryChunkFence = false;     // a proxy fence before every chunk's wgmma
   static constexpr bool kTryRefillFirst = false;    // 128 rows: the stage refilled before the wgmma
-  // An experiment (notes v13, GPU only): one CTA per SM whose warpgroups share its chunks
-  // (fused_wgmma_groups.hpp) in place of the tensor-map path's CTAs.
-  static constexpr bool kTryGroupsPerSm = false;
   // Timeline (bench only, bench/gpu_timeline.cu): the wgmma kernel calls this as each CTA passes
   // one of its points (WgMark); the timeline's hooks stamp the time there. Production: nothing.
   static PMQA_DEV void mark(int /*point*/) {}
