@@ -13,7 +13,6 @@
 #include <hip/hip_runtime.h>
 
 #include <cstdio>
-#include <cstring>
 #include <vector>
 
 #include "pmqa/kernels/detail/hip_backend.hpp"
@@ -80,14 +79,9 @@ double time_us(Launch&& launch, L2Flusher* flusher, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int reps = 200;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-    else {
-      std::fprintf(stderr, "usage: pmqa_bench_launch [--reps N]\n");
-      return 2;
-    }
-  }
+  const std::optional<int> reps_arg = pmqa::bench::reps_option(argc, argv, 200, "pmqa_bench_launch");
+  if (!reps_arg) return 2;
+  const int reps = *reps_arg;
   const auto gpu = pmqa::kernels::find_gpu();
   if (!gpu) {
     std::printf("pmqa_bench_launch: no GPU found: nothing measured\n");

@@ -3,16 +3,17 @@
 // known, first copies issued, loop start, each chunk landed and folded, end). From one L2-flushed
 // launch (the median of several by device events) it prints, across CTAs, when each point is
 // reached; per CTA, how long each step takes; per SM, when its CTAs end; and over the launch, how
-// many chunks land per microsecond (the bandwidth the kernel achieves while it runs). Cases: the decode shape as built,
-// with the key copies on L2's default policy, and without key copies; one short sequence (the
-// fixed costs); and an empty kernel of the same grid (the launch alone, as the events see it).
+// many chunks land per microsecond (the bandwidth the kernel achieves while it runs). Cases: the
+// decode shape as built, with the key copies on L2's default policy, and without key copies; one
+// short sequence (the fixed costs); and an empty kernel of the same grid (the launch alone, as the
+// events see it).
 //
 //   pmqa_bench_timeline [--reps N]
 #include <hip/hip_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
+#include <initializer_list>
 #include <map>
 #include <numeric>
 #include <string>
@@ -73,6 +74,19 @@ double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+// One line per row: its label, then min, p50, p90 and max of its values (rows without values are
+// left out).
+struct Row {
+  const char* label;
+  const std::vector<double>& v;
+};
+void print_rows(std::initializer_list<Row> rows) {
+  for (const Row& r : rows)
+    if (!r.v.empty())
+      std::printf("  %-34s %8.2f %8.2f %8.2f %8.2f\n", r.label, quantile(r.v, 0), quantile(r.v, 0.5), quantile(r.v, 0.9),
+                  quantile(r.v, 1));
 }
 
 template <class Launch>
@@ -154,8 +168,7 @@ void print_timeline(const char* name, const Stamps& s, int ctas, double chunk_by
     std::vector<double> v;
     for (int b = 0; b < ctas; ++b)
       if (s.t(b, pt.point)) v.push_back(since(b, pt.point));
-    if (v.empty()) continue;
-    std::printf("  %-34s %8.2f %8.2f %8.2f %8.2f\n", pt.label, quantile(v, 0), quantile(v, 0.5), quantile(v, 0.9), quantile(v, 1));
+    print_rows({{pt.label, v}});
   }
 
   // Per CTA, by its cycle counter: each step of the prologue, and per chunk the wait for its bytes
@@ -182,17 +195,12 @@ void print_timeline(const char* name, const Stamps& s, int ctas, double chunk_by
     (switches ? stream_switch : stream).push_back(us(s.c(b, WgMark::kEnd) - s.c(b, WgMark::kLoop)));
   }
   std::printf("  %-34s %8s %8s %8s %8s   (us, per CTA or per chunk)\n", "step", "min", "p50", "p90", "max");
-  const struct { const char* label; const std::vector<double>& v; } steps[] = {
-      {"entry -> share known", share},          {"share -> first copies issued", issue},
-      {"issued -> loop start", to_loop},        {"loop start -> first chunk landed", first_wait},
-      {"wait for a later chunk's bytes", wait}, {"one chunk's compute", compute},
-      {"... a chunk starting a sequence", compute_switch},
-      {"loop, CTAs on one sequence", stream},   {"loop, CTAs crossing a sequence", stream_switch},
-      {"chunks per CTA (count)", chunks}};
-  for (const auto& st : steps)
-    if (!st.v.empty())
-      std::printf("  %-34s %8.2f %8.2f %8.2f %8.2f\n", st.label, quantile(st.v, 0), quantile(st.v, 0.5), quantile(st.v, 0.9),
-                  quantile(st.v, 1));
+  print_rows({{"entry -> share known", share},          {"share -> first copies issued", issue},
+              {"issued -> loop start", to_loop},        {"loop start -> first chunk landed", first_wait},
+              {"wait for a later chunk's bytes", wait}, {"one chunk's compute", compute},
+              {"... a chunk starting a sequence", compute_switch},
+              {"loop, CTAs on one sequence", stream},   {"loop, CTAs crossing a sequence", stream_switch},
+              {"chunks per CTA (count)", chunks}});
 
   // The ends grouped by SM: whether CTAs of one SM finish apart (work shared inside an SM would
   // even them out) or whole SMs finish late (only sharing across SMs would). "mean end" is where
@@ -211,13 +219,8 @@ void print_timeline(const char* name, const Stamps& s, int ctas, double chunk_by
   }
   std::printf("  %-34s %8s %8s %8s %8s   (us after the first entry, over %zu SMs)\n", "by SM", "min", "p50", "p90", "max",
               ends_by_sm.size());
-  const struct { const char* label; const std::vector<double>& v; } by_sm[] = {
-      {"an SM's first CTA end", first}, {"an SM's mean CTA end", mean}, {"an SM's last CTA end", last},
-      {"last - first end in one SM", spread}, {"CTAs per SM (count)", per_sm}};
-  for (const auto& st : by_sm)
-    if (!st.v.empty())
-      std::printf("  %-34s %8.2f %8.2f %8.2f %8.2f\n", st.label, quantile(st.v, 0), quantile(st.v, 0.5), quantile(st.v, 0.9),
-                  quantile(st.v, 1));
+  print_rows({{"an SM's first CTA end", first}, {"an SM's mean CTA end", mean}, {"an SM's last CTA end", last},
+              {"last - first end in one SM", spread}, {"CTAs per SM (count)", per_sm}});
 
   // Chunks landed per 2-us bin over the launch, as GB/s of key bytes (stamps of the first
   // kChunks chunks of each CTA; at the decode shape every chunk is stamped).
@@ -251,14 +254,9 @@ void run_case(const char* name, HipBackend& be, const pmqa::Case& c, L2Flusher& 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int reps = 9;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-    else {
-      std::fprintf(stderr, "usage: pmqa_bench_timeline [--reps N]\n");
-      return 2;
-    }
-  }
+  const std::optional<int> reps_arg = pmqa::bench::reps_option(argc, argv, 9, "pmqa_bench_timeline");
+  if (!reps_arg) return 2;
+  const int reps = *reps_arg;
   const auto gpu = pmqa::kernels::find_gpu();
   if (!gpu) {
     std::printf("pmqa_bench_timeline: no GPU found: nothing measured\n");

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +38,20 @@ struct Events {
     return t;
   }
 };
+
+// The one option of a tool that takes nothing else, --reps N: N (at least 1), `fallback` without
+// it; on anything else the usage line is printed and nullopt returned (exit status 2).
+std::optional<int> reps_option(int argc, char** argv, int fallback, const char* program) {
+  int reps = fallback;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else {
+      std::fprintf(stderr, "usage: %s [--reps N]\n", program);
+      return std::nullopt;
+    }
+  }
+  return reps;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
