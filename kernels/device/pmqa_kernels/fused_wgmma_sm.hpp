@@ -10,7 +10,7 @@
 // chunk's wgmma, which the whole warpgroup waits for (a chunk 1.13 us against 0.73). Here:
 // - the tails are spread over every warp of the grid but the share's finder (one piece a warp
 //   at the decode shape: one context-length load and 32 stores a lane);
-// - no consumer claims: a producer warp (lane 0) owns every copy. Each warpgroup has its own
+// - no consumer claims: a producer warp owns every copy (lane g serves warpgroup g). Each warpgroup has its own
 //   contiguous part of the SM's share (v11b's split, so its sequence switches stay v11b's), and
 //   the producer fills a warpgroup's ring from its own part, then from the front of whichever
 //   part has most chunks left: a favoured warpgroup takes over the chunks of a slow one. It reads
@@ -70,83 +70,118 @@ PMQA_DEV void producer_nap() {
 #endif
 }
 
-// The producer (one thread): fills every warpgroup's ring until the share is used up, then gives
-// each an end mark.
+// The lanes of the warp whose `pred` holds, as a mask.
+PMQA_DEV unsigned warp32_ballot(bool pred) {
+#if defined(__CUDACC__) && defined(PMQA_DEVICE_BUILD)
+  return __ballot_sync(0xFFFFFFFFu, pred);
+#else
+  unsigned m = pred ? 1u << (threadIdx.x % 32) : 0u;
+  for (int d = 16; d > 0; d /= 2) m |= static_cast<unsigned>(__shfl_xor(static_cast<int>(m), d, 32));
+  return m;
+#endif
+}
+
+// The lowest lane of a non-empty mask.
+PMQA_DEV int lowest_lane(unsigned mask) {
+#if defined(__CUDACC__) && defined(PMQA_DEVICE_BUILD)
+  return __ffs(static_cast<int>(mask)) - 1;
+#else
+  return __builtin_ctz(mask);
+#endif
+}
+
+// The producer warp: lane g < kGroups owns warpgroup g's ring and part g of the SM's share (its
+// front cursor, the front's block number read ahead, what is left), all lanes in step. A first
+// version kept every part in one thread: its arrays spilled, each spill store waited for a
+// read-ahead block number, and an SM's chunks went out one per ~2 us (0.074 ms).
 template <class Hooks, int kRows>
 PMQA_DEV void feed_groups(const LogitsParams& p, const KeyMap& key_map, WgSmSpace<kRows>& space, const ChunkShare& share) {
   constexpr int kGroups = kSmGroups<kRows>;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const bool owner = lane < kGroups;
+  const int g = owner ? lane : 0;
   const std::uint64_t policy = stream_once_policy();
   const auto count = static_cast<std::uint32_t>(share.count);
-  ChunkCursor front[kGroups];  // the next chunk of part g, its block number read ahead
-  std::int32_t left[kGroups], page[kGroups], filled[kGroups], freed[kGroups];
-  bool open[kGroups], ended[kGroups];
-  ChunkCursor at = share.first;
-  PMQA_UNROLL
-  for (int g = 0; g < kGroups; ++g) {
-    const std::uint32_t lo = share_bound(count, g, kGroups), hi = share_bound(count, g + 1, kGroups);
-    if (g > 0) advance_chunks<Hooks>(p, at, left[g - 1]);
-    front[g] = at;
-    left[g] = static_cast<std::int32_t>(hi - lo);
-    filled[g] = freed[g] = 0;
-    open[g] = ended[g] = false;
-  }
-  PMQA_UNROLL
-  for (int g = 0; g < kGroups; ++g) page[g] = left[g] > 0 ? first_page<Hooks>(p, front[g]) : 0;
+  const std::uint32_t lo = share_bound(count, g, kGroups);
+  ChunkCursor front = share.first;
+  advance_chunks<Hooks>(p, front, static_cast<std::int32_t>(lo));
+  std::int32_t left = owner ? static_cast<std::int32_t>(share_bound(count, g + 1, kGroups) - lo) : 0;
+  std::int32_t page = left > 0 ? first_page<Hooks>(p, front) : 0;
+  std::int32_t filled = 0, freed = 0;
+  bool open = false, ended = !owner;
+  WgShared<kRows>& sh = align_shared(space.group[g]);
 
-  // Stage filled[g] % kWgStages of warpgroup g gets the front chunk of part h (h = g while it
-  // lasts, else the part with most left), or the end mark.
-  auto put = [&](int g) {
-    WgShared<kRows>& sh = align_shared(space.group[g]);
-    const int s = filled[g] % kWgStages;
-    ++filled[g];
-    int h = left[g] > 0 ? g : -1;
-    if (h < 0 && !Hooks::kTrySmFeedNoSteal) {
-      std::int32_t most = 0;
-      PMQA_UNROLL
-      for (int j = 0; j < kGroups; ++j)
-        if (left[j] > most) {
-          h = j;
-          most = left[j];
-        }
+  // Stage filled % kWgStages of this lane's warpgroup gets chunk k (block `pg`) or the end mark.
+  auto put = [&](const ChunkCursor& k, std::int32_t pg) {
+    const int s = filled % kWgStages;
+    ++filled;
+    space.staged[g][s] = k;
+    issue_stage<Hooks, kRows, true>(p, key_map, policy, k, pg, sh, s, 0);
+  };
+  auto put_end = [&] {
+    const int s = filled % kWgStages;
+    ++filled;
+    space.staged[g][s].b = -1;
+    mbar_arrive(sh.full[s]);
+    ended = true;
+  };
+  auto pop_front = [&] {  // the owner's front chunk was handed out
+    if (--left > 0) {
+      next_chunk<Hooks>(p, front);
+      page = first_page<Hooks>(p, front);
     }
-    if (h < 0) {
-      space.staged[g][s].b = -1;
-      mbar_arrive(sh.full[s]);
-      ended[g] = true;
-      return;
-    }
-    PMQA_UNROLL
-    for (int j = 0; j < kGroups; ++j)
-      if (j == h) {
-        space.staged[g][s] = front[j];
-        issue_stage<Hooks, kRows, true>(p, key_map, policy, front[j], page[j], sh, s, 0);
-        next_chunk<Hooks>(p, front[j]);
-        if (--left[j] > 0) page[j] = first_page<Hooks>(p, front[j]);
-      }
   };
 
-  PMQA_UNROLL
-  for (int g = 0; g < kGroups; ++g) put(g);  // the first wave: one chunk each
-  for (;;) {
-    bool live = false, busy = false;
-    PMQA_UNROLL
-    for (int g = 0; g < kGroups; ++g) {
-      if (ended[g]) continue;
-      live = true;
-      WgShared<kRows>& sh = align_shared(space.group[g]);
-      if (!open[g]) {  // its other stages once its first chunk has landed (v11)
-        if (!mbar_test(sh.full[0], 0)) continue;
-        open[g] = true;
-      }
-      if (filled[g] - freed[g] >= kWgStages) {  // every stage holds an unconsumed chunk
-        if (!mbar_test(space.empty[g][freed[g] % kWgStages], (freed[g] / kWgStages) & 1)) continue;
-        ++freed[g];
-      }
-      put(g);
-      busy = true;
+  if (owner) {  // the first wave: one chunk each
+    if (left > 0) {
+      put(front, page);
+      pop_front();
+    } else {
+      put_end();
     }
-    if (!live) break;
-    if (!busy) producer_nap();
+  }
+  for (;;) {
+    // Ready: a stage of the lane's ring can take a chunk (its other stages wait for the first
+    // chunk to land, v11).
+    bool ready = false;
+    if (!ended) {
+      if (!open) open = mbar_test(sh.full[0], 0);
+      if (open && filled - freed >= kWgStages && mbar_test(space.empty[g][freed % kWgStages], (freed / kWgStages) & 1)) ++freed;
+      ready = open && filled - freed < kWgStages;
+    }
+    const bool own = ready && left > 0;
+    if (own) {
+      put(front, page);
+      pop_front();
+    }
+    // Lanes ready with their part used up take the front chunk of the part with most left, one
+    // at a time (the same steps in every lane), or end.
+    unsigned needy = warp32_ballot(ready && !own);
+    bool stole = needy != 0;
+    while (needy != 0) {
+      const int t = lowest_lane(needy);
+      needy &= needy - 1;
+      int best = (left << 5) | lane;  // the most left, the highest lane on ties
+      for (int d = 16; d > 0; d /= 2) {
+        const int o = __shfl_xor(best, d, 32);
+        best = o > best ? o : best;
+      }
+      const int v = best & 31;
+      const bool none = (best >> 5) == 0 || Hooks::kTrySmFeedNoSteal;
+      ChunkCursor k;
+      k.b = __shfl(front.b, v, 32);
+      k.c = __shfl(front.c, v, 32);
+      k.chunks = __shfl(front.chunks, v, 32);
+      k.keys = __shfl(front.keys, v, 32);
+      const std::int32_t pg = __shfl(page, v, 32);
+      if (lane == t) {
+        if (none) put_end();
+        else put(k, pg);
+      }
+      if (lane == v && !none) pop_front();
+    }
+    if (warp32_ballot(!ended) == 0) break;
+    if (warp32_ballot(own) == 0 && !stole) producer_nap();
   }
 }
 
@@ -187,7 +222,7 @@ __global__ void __launch_bounds__(kSmThreads<kRows>, 1)
   __syncthreads();
   const ChunkShare share = space.share;
   if (g == kGroups) {
-    if (lane == 0) feed_groups<Hooks, kRows>(p, key_map, space, share);
+    feed_groups<Hooks, kRows>(p, key_map, space, share);
     return;  // no barrier of the CTA follows
   }
   Hooks::mark(WgMark::kShare);
