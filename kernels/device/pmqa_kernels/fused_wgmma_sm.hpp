@@ -32,12 +32,17 @@ inline constexpr int kSmGroups = kWgCtasPerSm<kRows>;  // consumer warpgroups pe
 template <int kRows>
 inline constexpr int kSmThreads = kWgThreads * kSmGroups<kRows> + 32;  // and the producer warp
 
+// Block numbers of an SM's first kSmPages chunks, read once into shared memory by the producer
+// (later chunks are read when issued).
+inline constexpr int kSmPages = 1024;
+
 template <int kRows>
 struct WgSmSpace {
   WgSharedSpace<kRows> group[kSmGroups<kRows>];
   Mbarrier empty[kSmGroups<kRows>][kWgStages];      // the stage's chunk is consumed: 4 warp arrivals
   ChunkCursor staged[kSmGroups<kRows>][kWgStages];  // the chunk a stage holds; b < 0: the end
   ChunkShare share;                                 // the CTA's share, found by warp 0
+  std::int32_t pages[kSmPages];                     // the first block of the share's chunk i
 };
 
 // Moves cursor k forward by n live chunks (crossing sequences, skipping empty ones).
@@ -91,7 +96,8 @@ PMQA_DEV int lowest_lane(unsigned mask) {
 }
 
 // The producer warp: lane g < kGroups owns warpgroup g's ring and part g of the SM's share (its
-// front cursor, the front's block number read ahead, what is left), all lanes in step. A first
+// front cursor and number, what is left), all lanes in step; the share's block numbers are read
+// into shared memory at the start (kSmPages). A first
 // version kept every part in one thread: its arrays spilled, each spill store waited for a
 // read-ahead block number, and an SM's chunks went out one per ~2 us (0.074 ms).
 template <class Hooks, int kRows>
@@ -106,7 +112,7 @@ PMQA_DEV void feed_groups(const LogitsParams& p, const KeyMap& key_map, WgSmSpac
   ChunkCursor front = share.first;
   advance_chunks<Hooks>(p, front, static_cast<std::int32_t>(lo));
   std::int32_t left = owner ? static_cast<std::int32_t>(share_bound(count, g + 1, kGroups) - lo) : 0;
-  std::int32_t page = left > 0 ? first_page<Hooks>(p, front) : 0;
+  auto at = static_cast<std::int32_t>(lo);  // the front's number in the share
   std::int32_t filled = 0, freed = 0;
   bool open = false, ended = !owner;
   WgShared<kRows>& sh = align_shared(space.group[g]);
@@ -126,19 +132,41 @@ PMQA_DEV void feed_groups(const LogitsParams& p, const KeyMap& key_map, WgSmSpac
     ended = true;
   };
   auto pop_front = [&] {  // the owner's front chunk was handed out
-    if (--left > 0) {
-      next_chunk<Hooks>(p, front);
-      page = first_page<Hooks>(p, front);
-    }
+    ++at;
+    if (--left > 0) next_chunk<Hooks>(p, front);
+  };
+  // Chunk number i of the share, at cursor k: its first block.
+  auto page_of = [&](std::int32_t i, const ChunkCursor& k) {
+    return i < kSmPages ? space.pages[i] : first_page<Hooks>(p, k);
   };
 
-  if (owner) {  // the first wave: one chunk each
+  if (owner) {  // the first wave: one chunk each, its block read here
     if (left > 0) {
-      put(front, page);
+      put(front, first_page<Hooks>(p, front));
       pop_front();
     } else {
       put_end();
     }
+  }
+  // The share's block numbers into shared memory while the first wave flies, 64 chunks a round
+  // trip at 64 (v14b read each part's next block after every copy: a later copy of any lane, all
+  // lanes' in one instruction, waited for the last of those loads).
+  {
+    const std::int32_t n = count < static_cast<std::uint32_t>(kSmPages) ? static_cast<std::int32_t>(count) : kSmPages;
+    ChunkCursor k = share.first;
+    advance_chunks<Hooks>(p, k, lane);
+    for (std::int32_t base = 0; base < n; base += 64) {
+      std::int32_t pg[2];
+      PMQA_UNROLL
+      for (int u = 0; u < 2; ++u) {
+        pg[u] = base + 32 * u + lane < n ? first_page<Hooks>(p, k) : 0;
+        advance_chunks<Hooks>(p, k, 32);
+      }
+      PMQA_UNROLL
+      for (int u = 0; u < 2; ++u)
+        if (base + 32 * u + lane < n) space.pages[base + 32 * u + lane] = pg[u];
+    }
+    __syncwarp();
   }
   for (;;) {
     // Ready: a stage of the lane's ring can take a chunk (its other stages wait for the first
@@ -151,7 +179,7 @@ PMQA_DEV void feed_groups(const LogitsParams& p, const KeyMap& key_map, WgSmSpac
     }
     const bool own = ready && left > 0;
     if (own) {
-      put(front, page);
+      put(front, page_of(at, front));
       pop_front();
     }
     // Lanes ready with their part used up take the front chunk of the part with most left, one
@@ -173,10 +201,10 @@ PMQA_DEV void feed_groups(const LogitsParams& p, const KeyMap& key_map, WgSmSpac
       k.c = __shfl(front.c, v, 32);
       k.chunks = __shfl(front.chunks, v, 32);
       k.keys = __shfl(front.keys, v, 32);
-      const std::int32_t pg = __shfl(page, v, 32);
+      const std::int32_t i = __shfl(at, v, 32);
       if (lane == t) {
         if (none) put_end();
-        else put(k, pg);
+        else put(k, page_of(i, k));
       }
       if (lane == v && !none) pop_front();
     }
