@@ -183,8 +183,6 @@ double time_ablation(HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, in
 struct TryFullFirstWave : pmqa::kdev::Faithful { static constexpr bool kTryFullFirstWave = true; };
 struct TryChunkFence : pmqa::kdev::Faithful { static constexpr bool kTryChunkFence = true; };
 struct TryRefillFirst : pmqa::kdev::Faithful { static constexpr bool kTryRefillFirst = true; };
-struct TrySmFeed : pmqa::kdev::Faithful { static constexpr bool kTrySmFeed = true; };
-struct TrySmFeedNoSteal : TrySmFeed { static constexpr bool kTrySmFeedNoSteal = true; };
 struct TryV9d : pmqa::kdev::Faithful {
   static constexpr bool kTryFullFirstWave = true, kTryChunkFence = true, kTryRefillFirst = true;
 };
@@ -231,8 +229,6 @@ bool tuning(HipBackend& be, L2Flusher& flusher, int reps) {
     runs.push_back(tuning_run<TryChunkFence>("chunk fence", be, c, ref, flusher, reps));
     runs.push_back(tuning_run<TryRefillFirst>("refill first", be, c, ref, flusher, reps));
     runs.push_back(tuning_run<TryV9d>("all three (v9d)", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TrySmFeed>("SM feed (v14)", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TrySmFeedNoSteal>("SM feed, static", be, c, ref, flusher, reps));
     runs.push_back(tuning_run<pmqa::kdev::Faithful>("main, clean L2", be, c, ref, read_flusher, reps));
     runs.push_back(tuning_run<TryV9d>("v9d, clean L2", be, c, ref, read_flusher, reps));
     for (int round = 0; round < 5; ++round)

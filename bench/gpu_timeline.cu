@@ -40,27 +40,23 @@ __device__ unsigned long long g_time[kMaxCtas * WgMark::kPoints];  // %globaltim
 __device__ long long g_clock[kMaxCtas * WgMark::kPoints];          // the SM's cycle counter
 __device__ unsigned g_smid[kMaxCtas];                               // the SM a CTA ran on
 
-// One slot per warpgroup (thread 0 of each stamps): a CTA of fused-mma is one warpgroup, the
-// v14 experiment's CTAs hold several (and a producer warp past them, which stamps nothing).
 struct Timeline : pmqa::kdev::Faithful {
   static __device__ void mark(int point) {
-    const unsigned groups = blockDim.x / 128, slot = blockIdx.x * groups + threadIdx.x / 128;
-    if (threadIdx.x % 128 != 0 || threadIdx.x / 128 >= groups || slot >= kMaxCtas) return;
+    if (threadIdx.x != 0 || blockIdx.x >= kMaxCtas) return;
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
-    const int at = static_cast<int>(slot) * WgMark::kPoints + point;
+    const int at = static_cast<int>(blockIdx.x) * WgMark::kPoints + point;
     g_clock[at] = clock64();
     g_time[at] = t;
     if (point == WgMark::kEntry) {
       unsigned sm;
       asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-      g_smid[slot] = sm;
+      g_smid[blockIdx.x] = sm;
     }
   }
 };
 struct TimelineNoKeys : Timeline { static constexpr bool kSkipKeyLoads = true; };
 struct TimelineNoEvictFirst : Timeline { static constexpr bool kSkipEvictFirst = true; };
-struct TimelineSmFeed : Timeline { static constexpr bool kTrySmFeed = true; };
 
 __global__ void empty_kernel(int) {}
 
@@ -286,7 +282,6 @@ int main(int argc, char** argv) {
     run_case<TimelineNoEvictFirst>("decode shape, next_n 1, key copies without the evict-first policy", be, decode, flusher,
                                    reps);
     run_case<TimelineNoKeys>("decode shape, next_n 1, no key copies", be, decode, flusher, reps);
-    run_case<TimelineSmFeed>("decode shape, next_n 1, SM feed (v14; slots are warpgroups)", be, decode, flusher, reps);
     run_case<Timeline>("one sequence of ~1K keys", be, decode_case(1, 1024, 1, 16384, false), flusher, reps);
     return 0;
   } catch (const std::exception& e) {

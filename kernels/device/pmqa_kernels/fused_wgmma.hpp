@@ -93,10 +93,6 @@ struct SequenceRows {
   std::int32_t cells;  // min(max_model_len, 2^31 - 1): cells j < cells exist
 };
 
-// The thread's index in its warpgroup (a CTA of this kernel is one warpgroup; the experiment of
-// fused_wgmma_sm.hpp puts several in a CTA).
-PMQA_DEV int wg_thread() { return static_cast<int>(threadIdx.x % static_cast<unsigned>(kWgThreads)); }
-
 // log2(H) for H in {32, 64, 128} (the host API's heads for fused-mma).
 PMQA_DEV int heads_shift(const LogitsParams& p) { return p.heads == 32 ? 5 : p.heads == 64 ? 6 : 7; }
 
@@ -110,7 +106,7 @@ struct QRowPieces {
 };
 template <class Hooks, int kRows>
 PMQA_DEV QRowPieces<kRows> fetch_q_rows(const LogitsParams& p, std::int32_t b) {
-  const int tid = wg_thread();
+  const int tid = static_cast<int>(threadIdx.x);
   const int hs = heads_shift(p), hmask = (1 << hs) - 1;
   QRowPieces<kRows> q{};
   PMQA_UNROLL
@@ -122,7 +118,7 @@ PMQA_DEV QRowPieces<kRows> fetch_q_rows(const LogitsParams& p, std::int32_t b) {
 }
 template <int kRows>
 PMQA_DEV void store_q_rows(const QRowPieces<kRows>& q, WgShared<kRows>& sh) {
-  const int tid = wg_thread();
+  const int tid = static_cast<int>(threadIdx.x);
   PMQA_UNROLL
   for (int k = 0; k < QRowPieces<kRows>::kPieces; ++k) {
     const int i = tid + k * kWgThreads, m = i >> 3, s = i & 7;
@@ -176,7 +172,7 @@ PMQA_DEV T select(const T (&a)[kN], int k) {
 template <class Hooks, int kRows>
 PMQA_DEV void flush_wg_rows(const SequenceRows<kRows>& seq, int k, std::int32_t key0, float (&part)[2],
                             const float (&scale)[2]) {
-  const int tid = wg_thread(), t = tid & 3;
+  const int tid = static_cast<int>(threadIdx.x), t = tid & 3;
   const std::int32_t valid = select(seq.valid, k);
   float* const row = select(seq.out, k);
   PMQA_UNROLL

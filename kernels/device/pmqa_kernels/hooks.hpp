@@ -70,11 +70,6 @@ struct Faithful {
   static constexpr bool kTryFullFirstWave = false;  // all three first chunks' copies at once
   static constexpr bool kTryChunkFence = false;     // a proxy fence before every chunk's wgmma
   static constexpr bool kTryRefillFirst = false;    // 128 rows: the stage refilled before the wgmma
-  // An experiment (notes v14, GPU only): one CTA per SM, its warpgroups fed by a producer warp
-  // that moves chunks from slow warpgroups' parts to fast ones (fused_wgmma_sm.hpp), in place of
-  // the tensor-map path's CTAs.
-  static constexpr bool kTrySmFeed = false;
-  static constexpr bool kTrySmFeedNoSteal = false;  // ... each warpgroup keeps its own part (v11b's split)
   // Timeline (bench only, bench/gpu_timeline.cu): the wgmma kernel calls this as each CTA passes
   // one of its points (WgMark); the timeline's hooks stamp the time there. Production: nothing.
   static PMQA_DEV void mark(int /*point*/) {}

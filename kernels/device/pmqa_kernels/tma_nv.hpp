@@ -149,22 +149,6 @@ PMQA_DEV void mbar_wait(Mbarrier& b, int parity) {
 #endif
 }
 
-// Whether the phase with parity `parity` has completed, without waiting (a thread that serves
-// several barriers polls them; fused_wgmma_sm.hpp). Acquires like mbar_wait when it says yes.
-PMQA_DEV bool mbar_test(Mbarrier& b, int parity) {
-#if defined(PMQA_WGMMA)
-  unsigned done = 0;
-  asm volatile(
-      "{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(done)
-      : "r"(shared_address(&b)), "r"(parity)
-      : "memory");
-  return done != 0;
-#else
-  return mbar_unpack(b).phase != static_cast<std::uint32_t>(parity);
-#endif
-}
-
 // Fetches the tensor map into the constant cache ahead of the first copy.
 PMQA_DEV void prefetch_key_map(const KeyMap& map) {
 #if defined(PMQA_WGMMA)

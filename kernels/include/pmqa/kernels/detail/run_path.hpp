@@ -16,7 +16,6 @@
 #include "pmqa_kernels/fused_mfma.hpp"
 #include "pmqa_kernels/fused_mma.hpp"
 #include "pmqa_kernels/fused_wgmma.hpp"
-#include "pmqa_kernels/fused_wgmma_sm.hpp"
 #include "pmqa_kernels/two_stage.hpp"
 
 namespace pmqa::kernels::detail {
@@ -229,19 +228,6 @@ class PreparedRun {
           const std::size_t shared = piece == 128 ? sizeof(kdev::WgSharedSpace<128>) : sizeof(kdev::WgSharedSpace<64>);
           be_.launch_shared("fused_wgmma_kernel", fn, wg_grid, dim3(kdev::kWgThreads), shared, q, key_map_);
         };
-        if constexpr (Hooks::kTrySmFeed) {  // an experiment of the benchmark's tuning step and timeline
-          if (wgmma_ && p_.key_tma != 0) {
-            auto sm_feed = [&](auto fn) {
-              const unsigned threads = piece == 128 ? kdev::kSmThreads<128> : kdev::kSmThreads<64>;
-              const std::size_t shared = piece == 128 ? sizeof(kdev::WgSmSpace<128>) : sizeof(kdev::WgSmSpace<64>);
-              be_.launch_shared("fused_wgmma_sm_kernel", fn, dim3(static_cast<unsigned>(be_.persistent_blocks(1))), dim3(threads),
-                                shared, q, key_map_);
-            };
-            pick(sm_feed, kdev::fused_wgmma_sm_kernel<Hooks, 32>, kdev::fused_wgmma_sm_kernel<Hooks, 64>,
-                 kdev::fused_wgmma_sm_kernel<Hooks, 128>);
-            continue;
-          }
-        }
         if (wgmma_ && p_.key_tma != 0) {
           pick(wgmma, kdev::fused_wgmma_kernel<Hooks, 32, true>, kdev::fused_wgmma_kernel<Hooks, 64, true>,
                kdev::fused_wgmma_kernel<Hooks, 128, true>);
