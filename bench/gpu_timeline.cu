@@ -12,6 +12,7 @@
 #include <hip/hip_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <initializer_list>
 #include <map>
@@ -56,6 +57,8 @@ struct Timeline : pmqa::kdev::Faithful {
   }
 };
 struct TimelineNoKeys : Timeline { static constexpr bool kSkipKeyLoads = true; };
+template <int kSlope>
+struct TimelineWaves : Timeline { static constexpr int kTryWaveSlope = kSlope; };
 struct TimelineNoEvictFirst : Timeline { static constexpr bool kSkipEvictFirst = true; };
 
 __global__ void empty_kernel(int) {}
@@ -89,8 +92,9 @@ void print_rows(std::initializer_list<Row> rows) {
                   quantile(r.v, 1));
 }
 
+// Every launch's stamps, sorted by their event time (the median is the one printed).
 template <class Launch>
-Stamps timed(Launch&& launch, L2Flusher& flusher, int reps) {
+std::vector<Stamps> timed_all(Launch&& launch, L2Flusher& flusher, int reps) {
   void *time_at = nullptr, *clock_at = nullptr, *smid_at = nullptr;
   PMQA_HIP_CHECK(hipGetSymbolAddress(&time_at, HIP_SYMBOL(g_time)));
   PMQA_HIP_CHECK(hipGetSymbolAddress(&clock_at, HIP_SYMBOL(g_clock)));
@@ -115,25 +119,98 @@ Stamps timed(Launch&& launch, L2Flusher& flusher, int reps) {
     runs.push_back(std::move(s));
   }
   std::sort(runs.begin(), runs.end(), [](const Stamps& a, const Stamps& b) { return a.event_us < b.event_us; });
-  return runs[runs.size() / 2];
+  return runs;
+}
+template <class Launch>
+Stamps timed(Launch&& launch, L2Flusher& flusher, int reps) {
+  std::vector<Stamps> runs = timed_all(launch, flusher, reps);
+  return std::move(runs[runs.size() / 2]);
+}
+
+// The first chunk of CTA b's share when `ctas` CTAs split `total` chunks: chunk_work.hpp's
+// split, equal shares, or with kTryWaveSlope != 0 (notes v15) weighted by the CTA's wave.
+std::int64_t share_begin(std::int64_t total, int b, int ctas, int waves, int slope) {
+  if (slope == 0) return total * b / ctas;
+  std::int64_t before = 0, all = 0;
+  for (int w = 0; w < waves; ++w) {
+    const std::int64_t lo = std::int64_t{ctas} * w / waves, hi = std::int64_t{ctas} * (w + 1) / waves;
+    const std::int64_t weight = 2048 + slope * (waves - 1 - 2 * w);
+    before += weight * std::clamp<std::int64_t>(b - lo, 0, hi - lo);
+    all += weight * (hi - lo);
+  }
+  return total * before / all;
 }
 
 // Which of each CTA's chunks start a new sequence (its q tile reloaded), from the kernel's split
-// of the live chunks (chunk_work.hpp: equal contiguous shares, numbered sequence by sequence).
-std::vector<std::vector<bool>> sequence_starts(const std::vector<std::int64_t>& chunks_per_seq, int ctas) {
+// of the live chunks (chunk_work.hpp: contiguous shares, numbered sequence by sequence).
+std::vector<std::vector<bool>> sequence_starts(const std::vector<std::int64_t>& chunks_per_seq, int ctas, int waves,
+                                               int slope) {
   std::vector<bool> first;  // over all live chunks: the first chunk of a sequence
   for (const std::int64_t n : chunks_per_seq)
     for (std::int64_t c = 0; c < n; ++c) first.push_back(c == 0);
   const auto total = static_cast<std::int64_t>(first.size());
   std::vector<std::vector<bool>> starts(static_cast<std::size_t>(ctas));
   for (int b = 0; b < ctas; ++b) {
-    const std::int64_t begin = total * b / ctas, end = total * (b + 1) / ctas;
+    const std::int64_t begin = share_begin(total, b, ctas, waves, slope), end = share_begin(total, b + 1, ctas, waves, slope);
     for (std::int64_t i = begin; i < end; ++i) starts[b].push_back(i > begin && first[static_cast<std::size_t>(i)]);
   }
   return starts;
 }
 
-void print_timeline(const char* name, const Stamps& s, int ctas, double chunk_bytes,
+// Spearman's rank correlation of two equally long series (no tie correction: the stamps are
+// 32-ns steps, ties are rare and only shrink it).
+double rank_correlation(const std::vector<double>& a, const std::vector<double>& b) {
+  auto ranks = [](const std::vector<double>& v) {
+    std::vector<std::size_t> order(v.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) { return v[i] < v[j]; });
+    std::vector<double> r(v.size());
+    for (std::size_t i = 0; i < order.size(); ++i) r[order[i]] = static_cast<double>(i);
+    return r;
+  };
+  const std::vector<double> ra = ranks(a), rb = ranks(b);
+  const double n = static_cast<double>(a.size()), mean = (n - 1) / 2;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    sab += (ra[i] - mean) * (rb[i] - mean);
+    saa += (ra[i] - mean) * (ra[i] - mean);
+    sbb += (rb[i] - mean) * (rb[i] - mean);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0;
+}
+
+// Whether the late ones are late in every launch: the rank correlation, between consecutive
+// launches (sorted by event time), of each SM's mean CTA end and of each CTA's end. Near 1: a
+// property of the hardware or of the split (a static weighting could answer it); near 0: noise
+// of the run (only a dynamic schedule could).
+void print_consistency(const std::vector<Stamps>& runs, int ctas) {
+  std::vector<double> by_sm, by_cta;
+  auto ends = [&](const Stamps& s, std::map<unsigned, std::vector<double>>& per_sm, std::vector<double>& per_cta) {
+    for (int b = 0; b < ctas; ++b) {
+      const double e = static_cast<double>(s.t(b, WgMark::kEnd) - s.t(b, WgMark::kEntry));
+      per_cta.push_back(e);
+      per_sm[s.smid[static_cast<std::size_t>(b)]].push_back(e);
+    }
+  };
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    std::map<unsigned, std::vector<double>> sa, sb;
+    std::vector<double> ca, cb, ma, mb;
+    ends(runs[i - 1], sa, ca);
+    ends(runs[i], sb, cb);
+    for (const auto& [sm, e] : sa)
+      if (sb.count(sm)) {
+        ma.push_back(std::accumulate(e.begin(), e.end(), 0.0) / static_cast<double>(e.size()));
+        mb.push_back(std::accumulate(sb[sm].begin(), sb[sm].end(), 0.0) / static_cast<double>(sb[sm].size()));
+      }
+    by_sm.push_back(rank_correlation(ma, mb));
+    by_cta.push_back(rank_correlation(ca, cb));
+  }
+  std::printf("  %-34s %8s %8s %8s %8s   (rank correlation, consecutive launches)\n", "same late ones?", "min", "p50",
+              "p90", "max");
+  print_rows({{"an SM's mean CTA end (run time)", by_sm}, {"a CTA's end - entry", by_cta}});
+}
+
+void print_timeline(const char* name, const Stamps& s, int ctas, int waves, double chunk_bytes,
                     const std::vector<std::vector<bool>>& starts) {
   unsigned long long t0 = ~0ull;
   for (int b = 0; b < ctas; ++b)
@@ -222,6 +299,40 @@ void print_timeline(const char* name, const Stamps& s, int ctas, double chunk_by
   print_rows({{"an SM's first CTA end", first}, {"an SM's mean CTA end", mean}, {"an SM's last CTA end", last},
               {"last - first end in one SM", spread}, {"CTAs per SM (count)", per_sm}});
 
+  // The ends by wave (CTA b is in wave b * waves / CTAs: the grid launches as `waves` waves of
+  // one CTA per SM) and by the order the CTAs of one SM entered: whether the schedulers favour
+  // the CTAs that came first (notes v15: a static weighting by wave could then even them out).
+  std::map<unsigned, std::vector<std::pair<unsigned long long, int>>> entries_by_sm;
+  for (int b = 0; b < ctas; ++b)
+    if (s.t(b, WgMark::kEnd)) entries_by_sm[s.smid[static_cast<std::size_t>(b)]].push_back({s.t(b, WgMark::kEntry), b});
+  std::vector<std::vector<double>> end_by_wave(static_cast<std::size_t>(waves)), loop_by_wave(end_by_wave),
+      chunks_by_wave(end_by_wave), end_by_rank(end_by_wave);
+  int rank_is_wave = 0, ranked = 0;
+  for (auto& [sm, e] : entries_by_sm) {
+    std::sort(e.begin(), e.end());
+    for (std::size_t r = 0; r < e.size() && r < static_cast<std::size_t>(waves); ++r) {
+      const int b = e[r].second;
+      const auto wave = static_cast<std::size_t>(std::int64_t{b} * waves / ctas);
+      end_by_rank[r].push_back(since(b, WgMark::kEnd));
+      end_by_wave[wave].push_back(since(b, WgMark::kEnd));
+      loop_by_wave[wave].push_back(us(s.c(b, WgMark::kEnd) - s.c(b, WgMark::kLoop)));
+      int n = 0;
+      while (n < WgMark::kChunks && s.t(b, WgMark::landed(n))) ++n;
+      chunks_by_wave[wave].push_back(n);
+      rank_is_wave += wave == r;
+      ++ranked;
+    }
+  }
+  std::printf("  %-34s %8s %8s %8s %8s   (us; wave = CTA * %d / %d; %d of %d CTAs entered their SM in wave order)\n",
+              "by wave", "min", "p50", "p90", "max", waves, ctas, rank_is_wave, ranked);
+  for (std::size_t w = 0; w < end_by_wave.size(); ++w) {
+    const std::string end = "wave " + std::to_string(w) + ": end", loop = "wave " + std::to_string(w) + ": loop",
+                      count = "wave " + std::to_string(w) + ": chunks (count)",
+                      rank = "entry rank " + std::to_string(w) + " in its SM: end";
+    print_rows({{end.c_str(), end_by_wave[w]}, {loop.c_str(), loop_by_wave[w]}, {count.c_str(), chunks_by_wave[w]},
+                {rank.c_str(), end_by_rank[w]}});
+  }
+
   // Chunks landed per 2-us bin over the launch, as GB/s of key bytes (stamps of the first
   // kChunks chunks of each CTA; at the decode shape every chunk is stamped).
   constexpr double kBin = 2.0;
@@ -243,12 +354,14 @@ template <class Hooks>
 void run_case(const char* name, HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, int reps) {
   PreparedRun<HipBackend, Hooks> run(be, Path::fused, c, {.variant = pmqa::kernels::FusedVariant::mma});
   if (run.instruction() != "wgmma") throw std::runtime_error("the timeline needs the wgmma kernel; ran " + run.instruction());
-  const Stamps s = timed([&] { run.launch(); }, flusher, reps);
-  const int ctas = std::min(static_cast<int>(be.persistent_blocks(pmqa::kdev::kWgCtasPerSm<64>)), kMaxCtas);
+  const std::vector<Stamps> runs = timed_all([&] { run.launch(); }, flusher, reps);
+  constexpr int kWaves = pmqa::kdev::kWgCtasPerSm<64>;
+  const int ctas = std::min(static_cast<int>(be.persistent_blocks(kWaves)), kMaxCtas);
   std::vector<std::int64_t> chunks_per_seq;  // next_n 1: a sequence's live keys are its context
   for (const std::int32_t len : c.context_lens) chunks_per_seq.push_back((std::min<std::int64_t>(len, c.max_model_len) + 63) / 64);
-  print_timeline((std::string(name) + ", keys by " + run.key_copies()).c_str(), s, ctas, 64.0 * 132,
-                 sequence_starts(chunks_per_seq, ctas));
+  print_timeline((std::string(name) + ", keys by " + run.key_copies()).c_str(), runs[runs.size() / 2], ctas, kWaves,
+                 64.0 * 132, sequence_starts(chunks_per_seq, ctas, kWaves, Hooks::kTryWaveSlope));
+  print_consistency(runs, ctas);
 }
 
 }  // namespace
@@ -282,6 +395,10 @@ int main(int argc, char** argv) {
     run_case<TimelineNoEvictFirst>("decode shape, next_n 1, key copies without the evict-first policy", be, decode, flusher,
                                    reps);
     run_case<TimelineNoKeys>("decode shape, next_n 1, no key copies", be, decode, flusher, reps);
+    run_case<TimelineWaves<30>>("decode shape, next_n 1, shares weighted by wave, slope 30 (earlier waves more)", be,
+                                decode, flusher, reps);
+    run_case<TimelineWaves<-30>>("decode shape, next_n 1, shares weighted by wave, slope -30 (later waves more)", be,
+                                 decode, flusher, reps);
     run_case<Timeline>("one sequence of ~1K keys", be, decode_case(1, 1024, 1, 16384, false), flusher, reps);
     return 0;
   } catch (const std::exception& e) {
