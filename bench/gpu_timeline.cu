@@ -184,7 +184,7 @@ double rank_correlation(const std::vector<double>& a, const std::vector<double>&
 // property of the hardware or of the split (a static weighting could answer it); near 0: noise
 // of the run (only a dynamic schedule could).
 void print_consistency(const std::vector<Stamps>& runs, int ctas) {
-  std::vector<double> by_sm, by_cta;
+  std::vector<double> by_sm, by_cta, same_sm;
   auto ends = [&](const Stamps& s, std::map<unsigned, std::vector<double>>& per_sm, std::vector<double>& per_cta) {
     for (int b = 0; b < ctas; ++b) {
       const double e = static_cast<double>(s.t(b, WgMark::kEnd) - s.t(b, WgMark::kEntry));
@@ -204,10 +204,14 @@ void print_consistency(const std::vector<Stamps>& runs, int ctas) {
       }
     by_sm.push_back(rank_correlation(ma, mb));
     by_cta.push_back(rank_correlation(ca, cb));
+    int same = 0;
+    for (int b = 0; b < ctas; ++b) same += runs[i].smid[static_cast<std::size_t>(b)] == runs[i - 1].smid[static_cast<std::size_t>(b)];
+    same_sm.push_back(same);
   }
   std::printf("  %-34s %8s %8s %8s %8s   (rank correlation, consecutive launches)\n", "same late ones?", "min", "p50",
               "p90", "max");
-  print_rows({{"an SM's mean CTA end (run time)", by_sm}, {"a CTA's end - entry", by_cta}});
+  print_rows({{"an SM's mean CTA end (run time)", by_sm}, {"a CTA's end - entry", by_cta},
+              {"CTAs on the SM of the launch before", same_sm}});
 }
 
 void print_timeline(const char* name, const Stamps& s, int ctas, int waves, double chunk_bytes,
@@ -298,6 +302,21 @@ void print_timeline(const char* name, const Stamps& s, int ctas, int waves, doub
               ends_by_sm.size());
   print_rows({{"an SM's first CTA end", first}, {"an SM's mean CTA end", mean}, {"an SM's last CTA end", last},
               {"last - first end in one SM", spread}, {"CTAs per SM (count)", per_sm}});
+
+  // Whether the late SMs are those whose CTAs cross into a new sequence (the split's fixed
+  // costs) or not (the SM's own rate): mean CTA end of SMs by how many of their CTAs cross.
+  std::map<unsigned, int> crossing_by_sm;
+  for (int b = 0; b < ctas; ++b) {
+    const auto& st = starts[static_cast<std::size_t>(b)];
+    if (s.t(b, WgMark::kEnd)) crossing_by_sm[s.smid[static_cast<std::size_t>(b)]] += std::count(st.begin(), st.end(), true) > 0;
+  }
+  std::map<int, std::vector<double>> mean_by_crossing;
+  for (const auto& [sm, e] : ends_by_sm)
+    mean_by_crossing[crossing_by_sm[sm]].push_back(std::accumulate(e.begin(), e.end(), 0.0) / static_cast<double>(e.size()));
+  for (const auto& [n, v] : mean_by_crossing) {
+    const std::string label = "mean end, SMs with " + std::to_string(n) + " crossing";
+    print_rows({{label.c_str(), v}});
+  }
 
   // The ends by wave (CTA b is in wave b * waves / CTAs: the grid launches as `waves` waves of
   // one CTA per SM) and by the order the CTAs of one SM entered: whether the schedulers favour
