@@ -57,8 +57,6 @@ struct Timeline : pmqa::kdev::Faithful {
   }
 };
 struct TimelineNoKeys : Timeline { static constexpr bool kSkipKeyLoads = true; };
-template <int kSlope>
-struct TimelineWaves : Timeline { static constexpr int kTryWaveSlope = kSlope; };
 struct TimelineNoEvictFirst : Timeline { static constexpr bool kSkipEvictFirst = true; };
 
 __global__ void empty_kernel(int) {}
@@ -127,31 +125,16 @@ Stamps timed(Launch&& launch, L2Flusher& flusher, int reps) {
   return std::move(runs[runs.size() / 2]);
 }
 
-// The first chunk of CTA b's share when `ctas` CTAs split `total` chunks: chunk_work.hpp's
-// split, equal shares, or with kTryWaveSlope != 0 (notes v15) weighted by the CTA's wave.
-std::int64_t share_begin(std::int64_t total, int b, int ctas, int waves, int slope) {
-  if (slope == 0) return total * b / ctas;
-  std::int64_t before = 0, all = 0;
-  for (int w = 0; w < waves; ++w) {
-    const std::int64_t lo = std::int64_t{ctas} * w / waves, hi = std::int64_t{ctas} * (w + 1) / waves;
-    const std::int64_t weight = 2048 + slope * (waves - 1 - 2 * w);
-    before += weight * std::clamp<std::int64_t>(b - lo, 0, hi - lo);
-    all += weight * (hi - lo);
-  }
-  return total * before / all;
-}
-
 // Which of each CTA's chunks start a new sequence (its q tile reloaded), from the kernel's split
-// of the live chunks (chunk_work.hpp: contiguous shares, numbered sequence by sequence).
-std::vector<std::vector<bool>> sequence_starts(const std::vector<std::int64_t>& chunks_per_seq, int ctas, int waves,
-                                               int slope) {
+// of the live chunks (chunk_work.hpp: equal contiguous shares, numbered sequence by sequence).
+std::vector<std::vector<bool>> sequence_starts(const std::vector<std::int64_t>& chunks_per_seq, int ctas) {
   std::vector<bool> first;  // over all live chunks: the first chunk of a sequence
   for (const std::int64_t n : chunks_per_seq)
     for (std::int64_t c = 0; c < n; ++c) first.push_back(c == 0);
   const auto total = static_cast<std::int64_t>(first.size());
   std::vector<std::vector<bool>> starts(static_cast<std::size_t>(ctas));
   for (int b = 0; b < ctas; ++b) {
-    const std::int64_t begin = share_begin(total, b, ctas, waves, slope), end = share_begin(total, b + 1, ctas, waves, slope);
+    const std::int64_t begin = total * b / ctas, end = total * (b + 1) / ctas;
     for (std::int64_t i = begin; i < end; ++i) starts[b].push_back(i > begin && first[static_cast<std::size_t>(i)]);
   }
   return starts;
@@ -180,9 +163,10 @@ double rank_correlation(const std::vector<double>& a, const std::vector<double>&
 }
 
 // Whether the late ones are late in every launch: the rank correlation, between consecutive
-// launches (sorted by event time), of each SM's mean CTA end and of each CTA's end. Near 1: a
-// property of the hardware or of the split (a static weighting could answer it); near 0: noise
-// of the run (only a dynamic schedule could).
+// launches (sorted by event time), of each SM's mean CTA end and of each CTA's end, and how many
+// CTAs ran on the same SM as in the launch before. The split is the same in every launch, the
+// placement is not: SMs late in every launch while their CTAs change are slow by their place in
+// the chip, which no split by CTA can know; CTAs late in every launch are slow by their share.
 void print_consistency(const std::vector<Stamps>& runs, int ctas) {
   std::vector<double> by_sm, by_cta, same_sm;
   auto ends = [&](const Stamps& s, std::map<unsigned, std::vector<double>>& per_sm, std::vector<double>& per_cta) {
@@ -320,7 +304,7 @@ void print_timeline(const char* name, const Stamps& s, int ctas, int waves, doub
 
   // The ends by wave (CTA b is in wave b * waves / CTAs: the grid launches as `waves` waves of
   // one CTA per SM) and by the order the CTAs of one SM entered: whether the schedulers favour
-  // the CTAs that came first (notes v15: a static weighting by wave could then even them out).
+  // the CTAs that came first (notes v15).
   std::map<unsigned, std::vector<std::pair<unsigned long long, int>>> entries_by_sm;
   for (int b = 0; b < ctas; ++b)
     if (s.t(b, WgMark::kEnd)) entries_by_sm[s.smid[static_cast<std::size_t>(b)]].push_back({s.t(b, WgMark::kEntry), b});
@@ -379,7 +363,7 @@ void run_case(const char* name, HipBackend& be, const pmqa::Case& c, L2Flusher& 
   std::vector<std::int64_t> chunks_per_seq;  // next_n 1: a sequence's live keys are its context
   for (const std::int32_t len : c.context_lens) chunks_per_seq.push_back((std::min<std::int64_t>(len, c.max_model_len) + 63) / 64);
   print_timeline((std::string(name) + ", keys by " + run.key_copies()).c_str(), runs[runs.size() / 2], ctas, kWaves,
-                 64.0 * 132, sequence_starts(chunks_per_seq, ctas, kWaves, Hooks::kTryWaveSlope));
+                 64.0 * 132, sequence_starts(chunks_per_seq, ctas));
   print_consistency(runs, ctas);
 }
 
@@ -414,10 +398,6 @@ int main(int argc, char** argv) {
     run_case<TimelineNoEvictFirst>("decode shape, next_n 1, key copies without the evict-first policy", be, decode, flusher,
                                    reps);
     run_case<TimelineNoKeys>("decode shape, next_n 1, no key copies", be, decode, flusher, reps);
-    run_case<TimelineWaves<30>>("decode shape, next_n 1, shares weighted by wave, slope 30 (earlier waves more)", be,
-                                decode, flusher, reps);
-    run_case<TimelineWaves<-30>>("decode shape, next_n 1, shares weighted by wave, slope -30 (later waves more)", be,
-                                 decode, flusher, reps);
     run_case<Timeline>("one sequence of ~1K keys", be, decode_case(1, 1024, 1, 16384, false), flusher, reps);
     return 0;
   } catch (const std::exception& e) {

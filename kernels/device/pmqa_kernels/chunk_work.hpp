@@ -49,23 +49,6 @@ PMQA_DEV std::uint32_t share_bound(std::uint32_t total, std::uint32_t unit, std:
   return q * unit + r * unit / units;
 }
 
-// Experiment (Hooks::kTryWaveSlope, notes v15): the bound of `unit` when units are `waves`
-// consecutive waves ([w * units / waves, (w + 1) * units / waves)) and wave w weighs
-// 2048 + kSlope * (waves - 1 - 2w): floor(total * weight before unit / all weight), so the
-// shares still tile [0, total). 64-bit once per unit: total < 2^31 and the weights < 2^29.
-template <int kSlope>
-PMQA_DEV std::uint32_t wave_bound(std::uint32_t total, std::uint32_t unit, std::uint32_t units, int waves) {
-  static_assert(kSlope > -256 && kSlope < 256, "every wave keeps a positive weight up to 8 waves");
-  std::uint64_t before = 0, all = 0;
-  for (int w = 0; w < waves; ++w) {
-    const std::uint32_t lo = units * w / waves, hi = units * (w + 1) / waves;
-    const auto weight = static_cast<std::uint64_t>(2048 + kSlope * (waves - 1 - 2 * w));
-    before += weight * (unit <= lo ? 0u : unit < hi ? unit - lo : hi - lo);
-    all += weight * (hi - lo);
-  }
-  return static_cast<std::uint32_t>(total * before / all);
-}
-
 // Sequences per lane in a group of find_share: their context-length loads are in flight together.
 inline constexpr int kSharePerLane = 4;
 inline constexpr int kShareGroup = kChunkWarp * kSharePerLane;
@@ -119,7 +102,7 @@ PMQA_DEV ShareGroup load_share_group(const LogitsParams& p, std::int64_t g, int 
 // alike by every lane of the calling warp. Up to 128 sequences take one memory round trip and no
 // 64-bit arithmetic; longer batches read their context lengths twice (the count, then the seek).
 template <class Hooks>
-PMQA_DEV ChunkShare find_share(const LogitsParams& p, std::uint32_t unit, std::uint32_t units, int waves = 1) {
+PMQA_DEV ChunkShare find_share(const LogitsParams& p, std::uint32_t unit, std::uint32_t units) {
   const int lane = static_cast<int>(threadIdx.x) % kChunkWarp;
   ShareGroup grp{};
   std::uint32_t total = 0;
@@ -128,15 +111,8 @@ PMQA_DEV ChunkShare find_share(const LogitsParams& p, std::uint32_t unit, std::u
     total += grp.sum;
   }
   ChunkShare share;
-  std::uint32_t begin = 0;
-  if constexpr (Hooks::kTryWaveSlope != 0) {
-    begin = wave_bound<Hooks::kTryWaveSlope>(total, unit, units, waves);
-    share.count = wave_bound<Hooks::kTryWaveSlope>(total, unit + 1, units, waves) - begin;
-  } else {
-    begin = share_bound(total, unit, units);
-    share.count = share_bound(total, unit + 1, units) - begin;
-    (void)waves;
-  }
+  const std::uint32_t begin = share_bound(total, unit, units);
+  share.count = share_bound(total, unit + 1, units) - begin;
   share.first.b = static_cast<std::int32_t>(p.batch);  // past the last sequence: nothing to do
   std::uint32_t before = 0;                            // live chunks of the sequences before g
   for (std::int64_t g = 0; g < p.batch && share.count > 0; g += kShareGroup) {

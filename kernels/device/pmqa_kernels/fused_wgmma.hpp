@@ -286,7 +286,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   ChunkCursor issue;      // the next chunk to copy (producers only)
   std::int32_t page = 0;  // its first block, read one chunk ahead of its copies
   if (warp == 0) {
-    const ChunkShare mine = find_share<Hooks>(p, blockIdx.x, gridDim.x, kWgCtasPerSm<kRows>);
+    const ChunkShare mine = find_share<Hooks>(p, blockIdx.x, gridDim.x);
     Hooks::mark(WgMark::kShare);
     if (tid == 0) sh.share = mine;
   } else {

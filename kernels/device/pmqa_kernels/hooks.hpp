@@ -70,10 +70,6 @@ struct Faithful {
   static constexpr bool kTryFullFirstWave = false;  // all three first chunks' copies at once
   static constexpr bool kTryChunkFence = false;     // a proxy fence before every chunk's wgmma
   static constexpr bool kTryRefillFirst = false;    // 128 rows: the stage refilled before the wgmma
-  // Experiment (notes v15): the wgmma kernel's shares weighted by the CTA's wave (a grid of k CTAs
-  // per SM launches as k waves of one CTA per SM), wave w's weight 2048 + slope * (k - 1 - 2w):
-  // > 0 gives earlier waves more chunks. 0: equal shares (production).
-  static constexpr int kTryWaveSlope = 0;
   // Timeline (bench only, bench/gpu_timeline.cu): the wgmma kernel calls this as each CTA passes
   // one of its points (WgMark); the timeline's hooks stamp the time there. Production: nothing.
   static PMQA_DEV void mark(int /*point*/) {}
