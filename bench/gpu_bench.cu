@@ -180,12 +180,12 @@ double time_ablation(HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, in
 // Tuning experiments of the wgmma kernel (--tuning; hooks.hpp's kTry* switches, notes v11): main's
 // kernel beside variants that each put back one earlier choice, every one checked against the
 // reference once, then timed in interleaved rounds so drift hits every variant alike.
-struct TryFullFirstWave : pmqa::kdev::Faithful { static constexpr bool kTryFullFirstWave = true; };
-struct TryChunkFence : pmqa::kdev::Faithful { static constexpr bool kTryChunkFence = true; };
-struct TryRefillFirst : pmqa::kdev::Faithful { static constexpr bool kTryRefillFirst = true; };
 struct TryV9d : pmqa::kdev::Faithful {
   static constexpr bool kTryFullFirstWave = true, kTryChunkFence = true, kTryRefillFirst = true;
 };
+// Notes v16: shares equal in chunks plus kW per sequence switch (hooks.hpp, kTrySwitchWeight).
+template <unsigned kW>
+struct TrySwitchWeight : pmqa::kdev::Faithful { static constexpr unsigned kTrySwitchWeight = kW; };
 
 struct TuningRun {
   const char* name;
@@ -225,10 +225,10 @@ bool tuning(HipBackend& be, L2Flusher& flusher, int reps) {
     const pmqa::Reference ref = pmqa::compute_reference(c, {.precision = pmqa::Precision::fp32});
     std::vector<TuningRun> runs;
     runs.push_back(tuning_run<pmqa::kdev::Faithful>("main", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryFullFirstWave>("full first wave", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryChunkFence>("chunk fence", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryRefillFirst>("refill first", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryV9d>("all three (v9d)", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TryV9d>("v11's three undone (v9d)", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TrySwitchWeight<1>>("switch weight 1", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TrySwitchWeight<2>>("switch weight 2", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TrySwitchWeight<3>>("switch weight 3", be, c, ref, flusher, reps));
     runs.push_back(tuning_run<pmqa::kdev::Faithful>("main, clean L2", be, c, ref, read_flusher, reps));
     runs.push_back(tuning_run<TryV9d>("v9d, clean L2", be, c, ref, read_flusher, reps));
     for (int round = 0; round < 5; ++round)
@@ -237,7 +237,7 @@ bool tuning(HipBackend& be, L2Flusher& flusher, int reps) {
     for (auto& r : runs) {
       std::string line;
       for (double v : r.ms) line += " " + std::to_string(v).substr(0, 6);
-      std::printf("    %-16s median %.4f  rounds%s  correct %s\n", r.name, median(r.ms), line.c_str(), r.correct ? "yes" : "NO");
+      std::printf("    %-26s median %.4f  rounds%s  correct %s\n", r.name, median(r.ms), line.c_str(), r.correct ? "yes" : "NO");
       all_correct = all_correct && r.correct;
     }
   }

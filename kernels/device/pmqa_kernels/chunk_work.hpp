@@ -57,10 +57,22 @@ inline constexpr int kShareGroup = kChunkWarp * kSharePerLane;
 // instruction of the warp reads one 128-byte line of context lengths (every CTA of the grid reads
 // the same lines at once, so requests count more than bytes: notes v9b), and scanned over the
 // lanes per u (incl[u]; tot[u] the 32 sequences' sum).
+// With Hooks::kTrySwitchWeight = W > 0 (notes v16) the counts are weighted: a live sequence
+// counts W chunks more (its switch), and live_* count the live sequences (for the real offsets).
 struct ShareGroup {
   std::uint32_t c[kSharePerLane], incl[kSharePerLane], tot[kSharePerLane];
   std::uint32_t sum = 0;
+  std::uint32_t live_incl[kSharePerLane], live_tot[kSharePerLane];
+  std::uint32_t live_sum = 0;
 };
+// Inclusive scan of x over the warp's lanes.
+PMQA_DEV std::uint32_t lane_scan(std::uint32_t x, int lane) {
+  for (int d = 1; d < kChunkWarp; d *= 2) {
+    const std::uint32_t v = __shfl_up(x, static_cast<unsigned>(d), kChunkWarp);
+    if (lane >= d) x += v;
+  }
+  return x;
+}
 // The 4 context-length loads are independent and unconditional (sequences past the batch read
 // the last one and count 0), so they are in flight together: behind a branch or a loop over the
 // launch's rows each, they went out one after another, a DRAM round trip each (notes v9c).
@@ -85,22 +97,83 @@ PMQA_DEV ShareGroup load_share_group(const LogitsParams& p, std::int64_t g, int 
   PMQA_UNROLL
   for (int u = 0; u < kSharePerLane; ++u)
     s.c[u] = g + kChunkWarp * u + lane < p.batch ? static_cast<std::uint32_t>(chunks_of(live_from_longest(p, keys[u]))) : 0u;
+  constexpr std::uint32_t kW = Hooks::kTrySwitchWeight;
   PMQA_UNROLL
   for (int u = 0; u < kSharePerLane; ++u) {
-    s.incl[u] = s.c[u];
-    for (int d = 1; d < kChunkWarp; d *= 2) {
-      const std::uint32_t v = __shfl_up(s.incl[u], static_cast<unsigned>(d), kChunkWarp);
-      if (lane >= d) s.incl[u] += v;
+    if constexpr (kW > 0) {
+      const std::uint32_t live = s.c[u] > 0 ? 1u : 0u;
+      s.c[u] += kW * live;
+      s.live_incl[u] = lane_scan(live, lane);
+      s.live_tot[u] = __shfl(s.live_incl[u], kChunkWarp - 1, kChunkWarp);
+      s.live_sum += s.live_tot[u];
     }
+    s.incl[u] = lane_scan(s.c[u], lane);
     s.tot[u] = __shfl(s.incl[u], kChunkWarp - 1, kChunkWarp);
     s.sum += s.tot[u];
   }
   return s;
 }
 
+// Where position v of the launch's (weighted) chunks falls: the live chunk there (the sequence's
+// first when v falls on its switch weight; b = batch past the end) and the live chunks before it.
+struct SharePoint {
+  ChunkCursor at;
+  std::uint32_t before = 0;
+};
+template <class Hooks>
+PMQA_DEV SharePoint find_point(const LogitsParams& p, ShareGroup& grp, std::uint32_t v, int lane) {
+  constexpr std::uint32_t kW = Hooks::kTrySwitchWeight;
+  SharePoint pt;
+  pt.at.b = static_cast<std::int32_t>(p.batch);
+  std::uint32_t before = 0, before_live = 0;  // (weighted) chunks and live sequences before g
+  for (std::int64_t g = 0; g < p.batch; g += kShareGroup) {
+    if (p.batch > kShareGroup) grp = load_share_group<Hooks>(p, g, lane);  // else still loaded
+    if (before + grp.sum <= v) {
+      before += grp.sum;
+      before_live += grp.live_sum;
+      continue;
+    }
+    // The row u of the group holding v (selected without indexing the arrays at run time, which
+    // would put them in local memory), then its first lane past v.
+    int row = kSharePerLane;
+    std::uint32_t c = 0, incl = 0, live_incl = 0;
+    PMQA_UNROLL
+    for (int u = 0; u < kSharePerLane; ++u) {
+      if (row == kSharePerLane && before + grp.tot[u] > v) {
+        row = u;
+        c = grp.c[u];
+        incl = grp.incl[u];
+        live_incl = grp.live_incl[u];
+      } else if (row == kSharePerLane) {
+        before += grp.tot[u];
+        before_live += grp.live_tot[u];
+      }
+    }
+    int holder = before + incl > v ? lane : kChunkWarp;
+    for (int m = kChunkWarp / 2; m > 0; m /= 2) {
+      const int o = __shfl_xor(holder, m, kChunkWarp);
+      holder = o < holder ? o : holder;
+    }
+    const std::uint32_t hc = __shfl(c, holder, kChunkWarp);                  // > 0: the holder is live
+    const std::uint32_t start = before + __shfl(incl, holder, kChunkWarp) - hc;  // its first position
+    const std::uint32_t into = v - start < kW ? 0u : v - start - kW;         // its chunk at v
+    pt.at.b = static_cast<std::int32_t>(g + kChunkWarp * row + holder);
+    pt.at.chunks = static_cast<std::int32_t>(hc - kW);
+    pt.at.c = static_cast<std::int32_t>(into);
+    pt.at.keys = live_keys<Hooks>(p, pt.at.b);
+    // Live chunks before it: positions before the sequence less the switches they hold.
+    pt.before = start - kW * (before_live + __shfl(live_incl, holder, kChunkWarp) - (kW > 0 ? 1u : 0u)) + into;
+    return pt;
+  }
+  pt.before = before - kW * before_live;
+  return pt;
+}
+
 // Unit `unit` of `units`' share: an equal contiguous part of the launch's live chunks, computed
 // alike by every lane of the calling warp. Up to 128 sequences take one memory round trip and no
 // 64-bit arithmetic; longer batches read their context lengths twice (the count, then the seek).
+// With Hooks::kTrySwitchWeight = W > 0 (experiment, notes v16) the parts are equal in chunks
+// plus W per sequence switch: a unit whose part starts a new sequence gets W chunks fewer.
 template <class Hooks>
 PMQA_DEV ChunkShare find_share(const LogitsParams& p, std::uint32_t unit, std::uint32_t units) {
   const int lane = static_cast<int>(threadIdx.x) % kChunkWarp;
@@ -111,40 +184,16 @@ PMQA_DEV ChunkShare find_share(const LogitsParams& p, std::uint32_t unit, std::u
     total += grp.sum;
   }
   ChunkShare share;
-  const std::uint32_t begin = share_bound(total, unit, units);
-  share.count = share_bound(total, unit + 1, units) - begin;
+  const std::uint32_t begin = share_bound(total, unit, units), end = share_bound(total, unit + 1, units);
   share.first.b = static_cast<std::int32_t>(p.batch);  // past the last sequence: nothing to do
-  std::uint32_t before = 0;                            // live chunks of the sequences before g
-  for (std::int64_t g = 0; g < p.batch && share.count > 0; g += kShareGroup) {
-    if (p.batch > kShareGroup) grp = load_share_group<Hooks>(p, g, lane);  // else still loaded
-    if (before + grp.sum <= begin) {
-      before += grp.sum;
-      continue;
-    }
-    // The row u of the group holding `begin` (selected without indexing the arrays at run time,
-    // which would put them in local memory), then its first lane past `begin`.
-    int row = kSharePerLane;
-    std::uint32_t c = 0, incl = 0;
-    PMQA_UNROLL
-    for (int u = 0; u < kSharePerLane; ++u) {
-      if (row == kSharePerLane && before + grp.tot[u] > begin) {
-        row = u;
-        c = grp.c[u];
-        incl = grp.incl[u];
-      } else if (row == kSharePerLane) {
-        before += grp.tot[u];
-      }
-    }
-    int holder = before + incl > begin ? lane : kChunkWarp;
-    for (int m = kChunkWarp / 2; m > 0; m /= 2) {
-      const int o = __shfl_xor(holder, m, kChunkWarp);
-      holder = o < holder ? o : holder;
-    }
-    share.first.b = static_cast<std::int32_t>(g + kChunkWarp * row + holder);
-    share.first.chunks = static_cast<std::int32_t>(__shfl(c, holder, kChunkWarp));
-    share.first.c = static_cast<std::int32_t>(begin - (before + __shfl(incl, holder, kChunkWarp)) + share.first.chunks);
-    share.first.keys = live_keys<Hooks>(p, share.first.b);
-    break;
+  if (end == begin) return share;
+  const SharePoint first = find_point<Hooks>(p, grp, begin, lane);
+  share.first = first.at;
+  if constexpr (Hooks::kTrySwitchWeight == 0) {
+    share.count = end - begin;
+  } else {
+    share.count = find_point<Hooks>(p, grp, end, lane).before - first.before;
+    if (share.count == 0) share.first.b = static_cast<std::int32_t>(p.batch);
   }
   return share;
 }
