@@ -1,0 +1,72 @@
+// fused-mma's work split with Hooks::kTrySwitchWeight > 0, the experiment the GPU tuning step
+// times (notes v16): the shares are equal in chunks plus W per sequence switch, so a unit whose
+// part starts a new sequence takes fewer chunks. However the weights fall, the parts must still
+// cover every live chunk: a chunk no part takes leaves its cells poisoned, and the compare fails
+// there (a planted gap, one unit's part a chunk short, failed all ten runs below). The real
+// kernels on the host executor, both instructions.
+#include <gtest/gtest.h>
+
+#include "pmqa/fixtures/generate.hpp"
+#include "pmqa/kernels/detail/host_backend.hpp"
+#include "pmqa/reference/compare.hpp"
+
+namespace pmqa {
+namespace {
+
+template <unsigned kW>
+struct SwitchWeight : kdev::Faithful {
+  static constexpr unsigned kTrySwitchWeight = kW;
+};
+
+// 300 sequences (three groups of 128 context lengths, the last partial), every seventh empty, and
+// lengths from 1 key to 5 chunks: shares start in every group, on switches and inside sequences.
+Case many_sequences(int block_size) {
+  fixtures::CaseSpec s;
+  s.batch = 300;
+  s.heads = 32;
+  s.head_dim = 128;
+  s.block_size = block_size;
+  s.max_model_len = 320;
+  for (int b = 0; b < s.batch; ++b) s.context_lens.push_back(b % 7 == 3 ? 0 : 1 + (b * 37) % 320);
+  return fixtures::make_case(s);
+}
+
+// Two long sequences and a short one over next_n 2 (the 128-row wgmma kernel): few switches, many
+// units per sequence.
+Case few_sequences() {
+  fixtures::CaseSpec s;
+  s.batch = 3;
+  s.next_n = 2;
+  s.heads = 64;
+  s.head_dim = 128;
+  s.block_size = 64;
+  s.max_model_len = 2048;
+  s.context_lens = {2048, 1500, 70};
+  return fixtures::make_case(s);
+}
+
+template <unsigned kW>
+void expect_every_chunk_once(const Case& c, kernels::MmaInstruction instruction, const std::string& what) {
+  kernels::detail::HostBackend be({.warp_size = 32});
+  const auto run = kernels::detail::run_path<kernels::detail::HostBackend, SwitchWeight<kW>>(
+      be, kernels::Path::fused, c, {.variant = kernels::FusedVariant::mma, .mma_instruction = instruction});
+  ASSERT_EQ(run.kernel, "fused-mma") << what;
+  const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out);
+  EXPECT_TRUE(rep.passed()) << what << ", W " << kW << " (" << run.instruction << ", " << run.key_copies << ")\n"
+                            << rep.to_text();
+}
+
+TEST(SwitchWeightedShares, CoverEveryLiveChunkOnce) {
+  for (const auto instruction : {kernels::MmaInstruction::wgmma, kernels::MmaInstruction::mma_sync}) {
+    for (const int block_size : {64, 16}) {
+      const Case c = many_sequences(block_size);
+      const std::string what = "300 sequences, block_size " + std::to_string(block_size);
+      expect_every_chunk_once<1>(c, instruction, what);
+      expect_every_chunk_once<3>(c, instruction, what);
+    }
+    expect_every_chunk_once<3>(few_sequences(), instruction, "3 sequences, next_n 2");
+  }
+}
+
+}  // namespace
+}  // namespace pmqa
