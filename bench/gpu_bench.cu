@@ -177,8 +177,8 @@ double time_ablation(HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, in
   return time_launch(run, flusher, reps);
 }
 
-// Tuning experiments of the wgmma kernel (--tuning; hooks.hpp's kTry* switches, notes v11): main's
-// kernel beside variants that each put back one earlier choice, every one checked against the
+// Tuning experiments of the wgmma kernel (--tuning; hooks.hpp's kTry* switches, notes v11, v16):
+// main's kernel beside variants that put back an earlier choice or try a new one, each checked against the
 // reference once, then timed in interleaved rounds so drift hits every variant alike.
 struct TryV9d : pmqa::kdev::Faithful {
   static constexpr bool kTryFullFirstWave = true, kTryChunkFence = true, kTryRefillFirst = true;
@@ -219,7 +219,7 @@ bool tuning(HipBackend& be, L2Flusher& flusher, int reps) {
   // The same launches after a flush that leaves L2 clean (reads, not writes): what the dirty
   // lines of the benchmark's flush cost a launch.
   L2Flusher read_flusher(be, flusher.bytes, true);
-  std::printf("\nwgmma tuning experiments (decode shape; ms, median per round of %d launches; 5 rounds)\n", reps);
+  std::printf("\nwgmma tuning experiments (decode shape; ms, a round = the mean of two sets' medians of %d launches; median of 5 rounds)\n", reps);
   for (std::int64_t n : {1, 2}) {
     const pmqa::Case c = decode_case(64, 8192, n, 16384);
     const pmqa::Reference ref = pmqa::compute_reference(c, {.precision = pmqa::Precision::fp32});
@@ -231,8 +231,11 @@ bool tuning(HipBackend& be, L2Flusher& flusher, int reps) {
     runs.push_back(tuning_run<TrySwitchWeight<3>>("switch weight 3", be, c, ref, flusher, reps));
     runs.push_back(tuning_run<pmqa::kdev::Faithful>("main, clean L2", be, c, ref, read_flusher, reps));
     runs.push_back(tuning_run<TryV9d>("v9d, clean L2", be, c, ref, read_flusher, reps));
+    // Each round times every run as two consecutive sets and keeps their mean: successive sets
+    // alternate fast and slow by ~0.0005 ms (seen in notes v16's runs, whatever the variant), so
+    // with one set a run's median took the phase of its place in the list.
     for (int round = 0; round < 5; ++round)
-      for (auto& r : runs) r.ms.push_back(r.time());
+      for (auto& r : runs) r.ms.push_back((r.time() + r.time()) / 2);
     std::printf("  next_n %lld\n", static_cast<long long>(n));
     for (auto& r : runs) {
       std::string line;
