@@ -10,6 +10,7 @@
 #include "pmqa/fixtures/suites.hpp"
 #include "pmqa/kernels/executor.hpp"
 #include "pmqa/reference/compare.hpp"
+#include "many_sequences_case.hpp"
 
 namespace pmqa {
 namespace {
@@ -100,20 +101,11 @@ TEST_P(FusedMmaOnHost, ShuffledSchedulesGiveTheSameBits) {
   }
 }
 
-// fused-mma's work split reads context lengths in groups of 128 sequences (chunk_work.hpp): one
-// group stays in registers, more are read twice. 300 sequences (three groups, the last partial),
-// every seventh with no valid key, split over the host's few CTAs so shares start in every group;
+// fused-mma's work split past the first group of 128 context lengths (many_sequences_case.hpp);
 // block 64 (the wgmma kernel's tensor-map copies) and 16 (cp.async).
 TEST_P(FusedMmaOnHost, SharesFindTheirFirstChunkPastTheFirstGroup) {
   for (const int block_size : {64, 16}) {
-    fixtures::CaseSpec s;
-    s.batch = 300;
-    s.heads = 32;
-    s.head_dim = 128;
-    s.block_size = block_size;
-    s.max_model_len = 320;
-    for (int b = 0; b < s.batch; ++b) s.context_lens.push_back(b % 7 == 3 ? 0 : 1 + (b * 37) % 320);
-    const Case c = fixtures::make_case(s);
+    const Case c = test::many_sequences(block_size);
     const auto run = kernels::make_host_executor({.warp_size = 32})
                          ->run(kernels::Path::fused, c, {.variant = kernels::FusedVariant::mma, .mma_instruction = GetParam()});
     ASSERT_EQ(run.kernel, "fused-mma");

@@ -9,6 +9,7 @@
 #include "pmqa/fixtures/generate.hpp"
 #include "pmqa/kernels/detail/host_backend.hpp"
 #include "pmqa/reference/compare.hpp"
+#include "many_sequences_case.hpp"
 
 namespace pmqa {
 namespace {
@@ -17,19 +18,6 @@ template <unsigned kW>
 struct SwitchWeight : kdev::Faithful {
   static constexpr unsigned kTrySwitchWeight = kW;
 };
-
-// 300 sequences (three groups of 128 context lengths, the last partial), every seventh empty, and
-// lengths from 1 key to 5 chunks: shares start in every group, on switches and inside sequences.
-Case many_sequences(int block_size) {
-  fixtures::CaseSpec s;
-  s.batch = 300;
-  s.heads = 32;
-  s.head_dim = 128;
-  s.block_size = block_size;
-  s.max_model_len = 320;
-  for (int b = 0; b < s.batch; ++b) s.context_lens.push_back(b % 7 == 3 ? 0 : 1 + (b * 37) % 320);
-  return fixtures::make_case(s);
-}
 
 // Two long sequences and a short one over next_n 2 (the 128-row wgmma kernel): few switches, many
 // units per sequence.
@@ -59,7 +47,7 @@ void expect_every_chunk_once(const Case& c, kernels::MmaInstruction instruction,
 TEST(SwitchWeightedShares, CoverEveryLiveChunkOnce) {
   for (const auto instruction : {kernels::MmaInstruction::wgmma, kernels::MmaInstruction::mma_sync}) {
     for (const int block_size : {64, 16}) {
-      const Case c = many_sequences(block_size);
+      const Case c = test::many_sequences(block_size);
       const std::string what = "300 sequences, block_size " + std::to_string(block_size);
       expect_every_chunk_once<1>(c, instruction, what);
       expect_every_chunk_once<3>(c, instruction, what);
