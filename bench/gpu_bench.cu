@@ -183,9 +183,10 @@ double time_ablation(HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, in
 struct TryV9d : pmqa::kdev::Faithful {
   static constexpr bool kTryFullFirstWave = true, kTryChunkFence = true, kTryRefillFirst = true;
 };
-// Notes v16: shares equal in chunks plus kW per sequence switch (hooks.hpp, kTrySwitchWeight).
-template <unsigned kW>
-struct TrySwitchWeight : pmqa::kdev::Faithful { static constexpr unsigned kTrySwitchWeight = kW; };
+// Notes v16: shares equal in chunks plus kW per sequence switch (main: kWgSwitchWeight = 3; 0 is
+// the split before v16).
+template <int kW>
+struct TrySwitchWeight : pmqa::kdev::Faithful { static constexpr int kTrySwitchWeight = kW; };
 
 struct TuningRun {
   const char* name;
@@ -226,11 +227,11 @@ bool tuning(HipBackend& be, L2Flusher& flusher, int reps) {
     std::vector<TuningRun> runs;
     runs.push_back(tuning_run<pmqa::kdev::Faithful>("main", be, c, ref, flusher, reps));
     runs.push_back(tuning_run<TryV9d>("v11's three undone (v9d)", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TrySwitchWeight<1>>("switch weight 1", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TrySwitchWeight<0>>("switch weight 0 (v11b)", be, c, ref, flusher, reps));
     runs.push_back(tuning_run<TrySwitchWeight<2>>("switch weight 2", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TrySwitchWeight<3>>("switch weight 3", be, c, ref, flusher, reps));
+    runs.push_back(tuning_run<TrySwitchWeight<4>>("switch weight 4", be, c, ref, flusher, reps));
     runs.push_back(tuning_run<pmqa::kdev::Faithful>("main, clean L2", be, c, ref, read_flusher, reps));
-    runs.push_back(tuning_run<TryV9d>("v9d, clean L2", be, c, ref, read_flusher, reps));
+    runs.push_back(tuning_run<TrySwitchWeight<0>>("weight 0, clean L2", be, c, ref, read_flusher, reps));
     // Each round times every run as two consecutive sets and keeps their mean: successive sets
     // alternate fast and slow by ~0.0005 ms (seen in notes v16's runs, whatever the variant), so
     // with one set a run's median took the phase of its place in the list.

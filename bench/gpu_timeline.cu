@@ -126,16 +126,23 @@ Stamps timed(Launch&& launch, L2Flusher& flusher, int reps) {
 }
 
 // Which of each CTA's chunks start a new sequence (its q tile reloaded), from the kernel's split
-// of the live chunks (chunk_work.hpp: equal contiguous shares, numbered sequence by sequence).
-std::vector<std::vector<bool>> sequence_starts(const std::vector<std::int64_t>& chunks_per_seq, int ctas) {
-  std::vector<bool> first;  // over all live chunks: the first chunk of a sequence
-  for (const std::int64_t n : chunks_per_seq)
-    for (std::int64_t c = 0; c < n; ++c) first.push_back(c == 0);
-  const auto total = static_cast<std::int64_t>(first.size());
+// of the live chunks (chunk_work.hpp, find_share): the launch laid out sequence by sequence as
+// `weight` switch slots then the sequence's chunks, cut into equal contiguous parts; a part
+// takes the chunk slots inside it. A part's first chunk is loaded in the prologue, not switched to.
+std::vector<std::vector<bool>> sequence_starts(const std::vector<std::int64_t>& chunks_per_seq, int ctas, std::uint32_t weight) {
+  std::vector<int> slot;  // over all slots: -1 a switch slot, 1 a sequence's first chunk, 0 another chunk
+  for (const std::int64_t n : chunks_per_seq) {
+    if (n > 0) slot.insert(slot.end(), weight, -1);
+    for (std::int64_t c = 0; c < n; ++c) slot.push_back(c == 0 ? 1 : 0);
+  }
+  const auto total = static_cast<std::int64_t>(slot.size());
   std::vector<std::vector<bool>> starts(static_cast<std::size_t>(ctas));
   for (int b = 0; b < ctas; ++b) {
     const std::int64_t begin = total * b / ctas, end = total * (b + 1) / ctas;
-    for (std::int64_t i = begin; i < end; ++i) starts[b].push_back(i > begin && first[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = begin; i < end; ++i) {
+      const int s = slot[static_cast<std::size_t>(i)];
+      if (s >= 0) starts[b].push_back(!starts[b].empty() && s == 1);
+    }
   }
   return starts;
 }
@@ -363,7 +370,7 @@ void run_case(const char* name, HipBackend& be, const pmqa::Case& c, L2Flusher& 
   std::vector<std::int64_t> chunks_per_seq;  // next_n 1: a sequence's live keys are its context
   for (const std::int32_t len : c.context_lens) chunks_per_seq.push_back((std::min<std::int64_t>(len, c.max_model_len) + 63) / 64);
   print_timeline((std::string(name) + ", keys by " + run.key_copies()).c_str(), runs[runs.size() / 2], ctas, kWaves,
-                 64.0 * 132, sequence_starts(chunks_per_seq, ctas));
+                 64.0 * 132, sequence_starts(chunks_per_seq, ctas, pmqa::kdev::kSwitchWeight<Hooks, pmqa::kdev::kWgSwitchWeight>));
   print_consistency(runs, ctas);
 }
 

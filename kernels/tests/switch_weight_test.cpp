@@ -1,9 +1,10 @@
-// fused-mma's work split with Hooks::kTrySwitchWeight > 0, the experiment the GPU tuning step
-// times (notes v16): the shares are equal in chunks plus W per sequence switch, so a unit whose
-// part starts a new sequence takes fewer chunks. However the weights fall, the parts must still
-// cover every live chunk: a chunk no part takes leaves its cells poisoned, and the compare fails
-// there (a planted gap, one unit's part a chunk short, failed all ten runs below). The real
-// kernels on the host executor, both instructions.
+// fused-mma's work split at other switch weights than its kernels' own (the wgmma kernel's 3, the
+// mma.sync kernel's 0; notes v16), as the GPU tuning step times them: the shares are equal in
+// chunks plus W per sequence switch, so a unit whose part starts a new sequence takes fewer
+// chunks. However the weights fall, the parts must still cover every live chunk: a chunk no part
+// takes leaves its cells poisoned, and the compare fails there (a planted gap, one unit's part a
+// chunk short, failed all ten runs below). The real kernels on the host executor, both
+// instructions; every other test runs each kernel at its own weight.
 #include <gtest/gtest.h>
 
 #include "pmqa/fixtures/generate.hpp"
@@ -14,9 +15,9 @@
 namespace pmqa {
 namespace {
 
-template <unsigned kW>
+template <int kW>
 struct SwitchWeight : kdev::Faithful {
-  static constexpr unsigned kTrySwitchWeight = kW;
+  static constexpr int kTrySwitchWeight = kW;
 };
 
 // Two long sequences and a short one over next_n 2 (the 128-row wgmma kernel): few switches, many
@@ -33,7 +34,7 @@ Case few_sequences() {
   return fixtures::make_case(s);
 }
 
-template <unsigned kW>
+template <int kW>
 void expect_every_chunk_once(const Case& c, kernels::MmaInstruction instruction, const std::string& what) {
   kernels::detail::HostBackend be({.warp_size = 32});
   const auto run = kernels::detail::run_path<kernels::detail::HostBackend, SwitchWeight<kW>>(
@@ -49,9 +50,11 @@ TEST(SwitchWeightedShares, CoverEveryLiveChunkOnce) {
     for (const int block_size : {64, 16}) {
       const Case c = test::many_sequences(block_size);
       const std::string what = "300 sequences, block_size " + std::to_string(block_size);
+      expect_every_chunk_once<0>(c, instruction, what);
       expect_every_chunk_once<1>(c, instruction, what);
       expect_every_chunk_once<3>(c, instruction, what);
     }
+    expect_every_chunk_once<0>(few_sequences(), instruction, "3 sequences, next_n 2");
     expect_every_chunk_once<3>(few_sequences(), instruction, "3 sequences, next_n 2");
   }
 }

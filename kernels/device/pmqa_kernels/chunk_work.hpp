@@ -57,8 +57,8 @@ inline constexpr int kShareGroup = kChunkWarp * kSharePerLane;
 // instruction of the warp reads one 128-byte line of context lengths (every CTA of the grid reads
 // the same lines at once, so requests count more than bytes: notes v9b), and scanned over the
 // lanes per u (incl[u]; tot[u] the 32 sequences' sum).
-// With Hooks::kTrySwitchWeight = W > 0 (notes v16) the counts are weighted: a live sequence
-// counts W chunks more (its switch), and live_* count the live sequences (for the real offsets).
+// With a switch weight kW > 0 (notes v16) the counts are weighted: a live sequence counts kW
+// chunks more (its switch), and live_* count the live sequences (for the real offsets).
 struct ShareGroup {
   std::uint32_t c[kSharePerLane], incl[kSharePerLane], tot[kSharePerLane];
   std::uint32_t sum = 0;
@@ -76,7 +76,7 @@ PMQA_DEV std::uint32_t lane_scan(std::uint32_t x, int lane) {
 // The 4 context-length loads are independent and unconditional (sequences past the batch read
 // the last one and count 0), so they are in flight together: behind a branch or a loop over the
 // launch's rows each, they went out one after another, a DRAM round trip each (notes v9c).
-template <class Hooks>
+template <class Hooks, std::uint32_t kW>
 PMQA_DEV ShareGroup load_share_group(const LogitsParams& p, std::int64_t g, int lane) {
   ShareGroup s{};
   std::int64_t keys[kSharePerLane];
@@ -97,7 +97,6 @@ PMQA_DEV ShareGroup load_share_group(const LogitsParams& p, std::int64_t g, int 
   PMQA_UNROLL
   for (int u = 0; u < kSharePerLane; ++u)
     s.c[u] = g + kChunkWarp * u + lane < p.batch ? static_cast<std::uint32_t>(chunks_of(live_from_longest(p, keys[u]))) : 0u;
-  constexpr std::uint32_t kW = Hooks::kTrySwitchWeight;
   PMQA_UNROLL
   for (int u = 0; u < kSharePerLane; ++u) {
     if constexpr (kW > 0) {
@@ -116,18 +115,18 @@ PMQA_DEV ShareGroup load_share_group(const LogitsParams& p, std::int64_t g, int 
 
 // Where position v of the launch's (weighted) chunks falls: the live chunk there (the sequence's
 // first when v falls on its switch weight; b = batch past the end) and the live chunks before it.
+// kCursor = false finds the count before v alone (a part's end): no context length to read.
 struct SharePoint {
   ChunkCursor at;
   std::uint32_t before = 0;
 };
-template <class Hooks>
+template <class Hooks, std::uint32_t kW, bool kCursor>
 PMQA_DEV SharePoint find_point(const LogitsParams& p, ShareGroup& grp, std::uint32_t v, int lane) {
-  constexpr std::uint32_t kW = Hooks::kTrySwitchWeight;
   SharePoint pt;
   pt.at.b = static_cast<std::int32_t>(p.batch);
   std::uint32_t before = 0, before_live = 0;  // (weighted) chunks and live sequences before g
   for (std::int64_t g = 0; g < p.batch; g += kShareGroup) {
-    if (p.batch > kShareGroup) grp = load_share_group<Hooks>(p, g, lane);  // else still loaded
+    if (p.batch > kShareGroup) grp = load_share_group<Hooks, kW>(p, g, lane);  // else still loaded
     if (before + grp.sum <= v) {
       before += grp.sum;
       before_live += grp.live_sum;
@@ -156,11 +155,12 @@ PMQA_DEV SharePoint find_point(const LogitsParams& p, ShareGroup& grp, std::uint
     }
     const std::uint32_t hc = __shfl(c, holder, kChunkWarp);                  // > 0: the holder is live
     const std::uint32_t start = before + __shfl(incl, holder, kChunkWarp) - hc;  // its first position
-    const std::uint32_t into = v - start < kW ? 0u : v - start - kW;         // its chunk at v
+    std::uint32_t into = v - start;  // its chunk at v (the first while v is on its switch weight)
+    if constexpr (kW > 0) into = into < kW ? 0u : into - kW;
     pt.at.b = static_cast<std::int32_t>(g + kChunkWarp * row + holder);
     pt.at.chunks = static_cast<std::int32_t>(hc - kW);
     pt.at.c = static_cast<std::int32_t>(into);
-    pt.at.keys = live_keys<Hooks>(p, pt.at.b);
+    if constexpr (kCursor) pt.at.keys = live_keys<Hooks>(p, pt.at.b);
     // Live chunks before it: positions before the sequence less the switches they hold.
     pt.before = start - kW * (before_live + __shfl(live_incl, holder, kChunkWarp) - (kW > 0 ? 1u : 0u)) + into;
     return pt;
@@ -169,30 +169,37 @@ PMQA_DEV SharePoint find_point(const LogitsParams& p, ShareGroup& grp, std::uint
   return pt;
 }
 
-// Unit `unit` of `units`' share: an equal contiguous part of the launch's live chunks, computed
-// alike by every lane of the calling warp. Up to 128 sequences take one memory round trip and no
-// 64-bit arithmetic; longer batches read their context lengths twice (the count, then the seek).
-// With Hooks::kTrySwitchWeight = W > 0 (experiment, notes v16) the parts are equal in chunks
-// plus W per sequence switch: a unit whose part starts a new sequence gets W chunks fewer.
-template <class Hooks>
+// The switch weight a kernel's shares use: its own default unless a tuning hook overrides it
+// (Hooks::kTrySwitchWeight >= 0).
+template <class Hooks, std::uint32_t kKernelDefault>
+inline constexpr std::uint32_t kSwitchWeight =
+    Hooks::kTrySwitchWeight < 0 ? kKernelDefault : static_cast<std::uint32_t>(Hooks::kTrySwitchWeight);
+
+// Unit `unit` of `units`' share: a contiguous part of the launch's live chunks, computed alike by
+// every lane of the calling warp. Up to 128 sequences take one memory round trip and no 64-bit
+// arithmetic; longer batches read their context lengths twice (the count, then the seek).
+// kW = 0: the parts are equal in chunks. kW > 0 (notes v16): equal in chunks plus kW per
+// sequence switch, so a unit whose part starts a new sequence (its q tile reloaded, ~2 us on the
+// H200) gets kW chunks fewer; the part's end is then located by a second search.
+template <class Hooks, std::uint32_t kW>
 PMQA_DEV ChunkShare find_share(const LogitsParams& p, std::uint32_t unit, std::uint32_t units) {
   const int lane = static_cast<int>(threadIdx.x) % kChunkWarp;
   ShareGroup grp{};
   std::uint32_t total = 0;
   for (std::int64_t g = 0; g < p.batch; g += kShareGroup) {
-    grp = load_share_group<Hooks>(p, g, lane);
+    grp = load_share_group<Hooks, kW>(p, g, lane);
     total += grp.sum;
   }
   ChunkShare share;
   const std::uint32_t begin = share_bound(total, unit, units), end = share_bound(total, unit + 1, units);
   share.first.b = static_cast<std::int32_t>(p.batch);  // past the last sequence: nothing to do
   if (end == begin) return share;
-  const SharePoint first = find_point<Hooks>(p, grp, begin, lane);
+  const SharePoint first = find_point<Hooks, kW, true>(p, grp, begin, lane);
   share.first = first.at;
-  if constexpr (Hooks::kTrySwitchWeight == 0) {
+  if constexpr (kW == 0) {
     share.count = end - begin;
   } else {
-    share.count = find_point<Hooks>(p, grp, end, lane).before - first.before;
+    share.count = find_point<Hooks, kW, false>(p, grp, end, lane).before - first.before;
     if (share.count == 0) share.first.b = static_cast<std::int32_t>(p.batch);
   }
   return share;

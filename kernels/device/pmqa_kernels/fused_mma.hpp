@@ -229,8 +229,9 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaCtasPerSm) fused_mma_kernel(L
   const std::uint32_t warps = gridDim.x * kMmaWarps;
   const std::uint32_t me = blockIdx.x * kMmaWarps + static_cast<std::uint32_t>(warp);
 
-  // This warp's share of the live chunks.
-  const ChunkShare share = find_share<Hooks>(p, me, warps);
+  // This warp's share of the live chunks, equal in chunks (the switch weight was timed for the
+  // wgmma kernel only, notes v16).
+  const ChunkShare share = find_share<Hooks, kSwitchWeight<Hooks, 0>>(p, me, warps);
   const auto count = static_cast<std::int32_t>(share.count);  // < 2^31 (chunk_work.hpp)
   ChunkCursor issue = share.first;
   ChunkCursor compute = issue;

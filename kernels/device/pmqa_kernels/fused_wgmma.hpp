@@ -4,9 +4,10 @@
 // output contract, same work split, same stage layout family as fused_mma.hpp; the host executor
 // runs it with the instruction emulated.
 //
-// Structure (v11; bench/results/fused-mma-notes.md):
+// Structure (v11, shares of v16; bench/results/fused-mma-notes.md):
 // - A persistent grid of single-warpgroup CTAs (5 per SM, 3 for 128 rows): every warpgroup takes
-//   an equal contiguous share of the launch's live chunks (chunk_work.hpp) and streams them
+//   a contiguous share of the launch's live chunks (chunk_work.hpp: equal in chunks plus
+//   kWgSwitchWeight per sequence switch, notes v16) and streams them
 //   through its own 4-stage ring, three chunks in flight while it computes on a fourth (at the
 //   start one, then three once it has landed: the launch's first wave stays short). A stage
 //   is filled by one tensor-map copy (TMA, tma_nv.hpp) issued by thread 0 where the launch has a
@@ -39,6 +40,11 @@ inline constexpr int kWgStages = 4;
 // 4 stages x 5 CTAs beat 3 x 6 and 7 x 3 (notes v6e, v6f): copies in flight and warps both count.
 template <int kRows>
 inline constexpr int kWgCtasPerSm = kRows == 128 ? 3 : 5;
+// The shares are equal in chunks plus this many per sequence switch (chunk_work.hpp, find_share):
+// a CTA whose part starts a new sequence reloads its q tile and rows (~2 us, ~2.7 chunks), and
+// each such CTA added ~0.5-0.8 us to its SM's mean end (notes v15). 3 measured best of 0-3 in one
+// binary: -1.0 % / -1.7 % at the decode shape, next_n 1 / 2 (notes v16).
+inline constexpr std::uint32_t kWgSwitchWeight = 3;
 
 // One CTA's shared memory; every tile starts at a multiple of 1024 bytes (the swizzle's period).
 // The q tile has 64 rows at least (the instruction's N; 32-row launches leave the rest zero).
@@ -286,7 +292,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   ChunkCursor issue;      // the next chunk to copy (producers only)
   std::int32_t page = 0;  // its first block, read one chunk ahead of its copies
   if (warp == 0) {
-    const ChunkShare mine = find_share<Hooks>(p, blockIdx.x, gridDim.x);
+    const ChunkShare mine = find_share<Hooks, kSwitchWeight<Hooks, kWgSwitchWeight>>(p, blockIdx.x, gridDim.x);
     Hooks::mark(WgMark::kShare);
     if (tid == 0) sh.share = mine;
   } else {

@@ -70,9 +70,9 @@ struct Faithful {
   static constexpr bool kTryFullFirstWave = false;  // all three first chunks' copies at once
   static constexpr bool kTryChunkFence = false;     // a proxy fence before every chunk's wgmma
   static constexpr bool kTryRefillFirst = false;    // 128 rows: the stage refilled before the wgmma
-  // Experiment (notes v16): shares equal in chunks plus this many per sequence switch (0: equal
-  // in chunks, production).
-  static constexpr unsigned kTrySwitchWeight = 0;
+  // Shares equal in chunks plus this many per sequence switch (notes v16); -1: each kernel's own
+  // (the wgmma kernel's kWgSwitchWeight, 0 for mma.sync). Tuning and tests set it to compare.
+  static constexpr int kTrySwitchWeight = -1;
   // Timeline (bench only, bench/gpu_timeline.cu): the wgmma kernel calls this as each CTA passes
   // one of its points (WgMark); the timeline's hooks stamp the time there. Production: nothing.
   static PMQA_DEV void mark(int /*point*/) {}
