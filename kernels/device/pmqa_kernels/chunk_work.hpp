@@ -113,60 +113,84 @@ PMQA_DEV ShareGroup load_share_group(const LogitsParams& p, std::int64_t g, int 
   return s;
 }
 
-// Where position v of the launch's (weighted) chunks falls: the live chunk there (the sequence's
-// first when v falls on its switch weight; b = batch past the end) and the live chunks before it.
-// kCursor = false finds the count before v alone (a part's end): no context length to read.
+// Where positions of the launch's (weighted) chunks fall: the live chunk there (the sequence's
+// first when the position is on its switch weight; b = batch past the end) and the live chunks
+// before it.
 struct SharePoint {
   ChunkCursor at;
   std::uint32_t before = 0;
 };
-template <class Hooks, std::uint32_t kW, bool kCursor>
-PMQA_DEV SharePoint find_point(const LogitsParams& p, ShareGroup& grp, std::uint32_t v, int lane) {
+// Position v in group g, which holds it; before / before_live count the (weighted) chunks and the
+// live sequences before g. cursor = false finds the count before v alone (a part's end): no
+// context length to read.
+template <class Hooks, std::uint32_t kW>
+PMQA_DEV SharePoint locate_in_group(const LogitsParams& p, const ShareGroup& grp, std::int64_t g, std::uint32_t v,
+                                    std::uint32_t before, std::uint32_t before_live, bool cursor) {
+  // The row u of the group holding v (selected without indexing the arrays at run time, which
+  // would put them in local memory), then its first lane past v.
+  int row = kSharePerLane;
+  std::uint32_t c = 0, incl = 0, live_incl = 0;
+  PMQA_UNROLL
+  for (int u = 0; u < kSharePerLane; ++u) {
+    if (row == kSharePerLane && before + grp.tot[u] > v) {
+      row = u;
+      c = grp.c[u];
+      incl = grp.incl[u];
+      live_incl = grp.live_incl[u];
+    } else if (row == kSharePerLane) {
+      before += grp.tot[u];
+      before_live += grp.live_tot[u];
+    }
+  }
+  const int holder = warp32_first(before + incl > v);
+  const std::uint32_t hc = __shfl(c, holder, kChunkWarp);                      // > 0: the holder is live
+  const std::uint32_t start = before + __shfl(incl, holder, kChunkWarp) - hc;  // its first position
+  std::uint32_t into = v - start;  // its chunk at v (the first while v is on its switch weight)
+  if constexpr (kW > 0) into = into < kW ? 0u : into - kW;
   SharePoint pt;
-  pt.at.b = static_cast<std::int32_t>(p.batch);
-  std::uint32_t before = 0, before_live = 0;  // (weighted) chunks and live sequences before g
+  pt.at.b = static_cast<std::int32_t>(g + kChunkWarp * row + holder);
+  pt.at.chunks = static_cast<std::int32_t>(hc - kW);
+  pt.at.c = static_cast<std::int32_t>(into);
+  if (cursor) pt.at.keys = live_keys<Hooks>(p, pt.at.b);
+  // Live chunks before it: positions before the sequence less the switches they hold.
+  pt.before = start - kW * (before_live + __shfl(live_incl, holder, kChunkWarp) - (kW > 0 ? 1u : 0u)) + into;
+  return pt;
+}
+// Positions v[0..kN) in one pass over the groups (a batch of up to 128 sequences is one group,
+// still loaded in grp): pt[0] gets its cursor (a part's first chunk), the others only their count.
+// One pass, not a search per position: the prologue's code runs cold, its instructions fetched
+// behind the first key copies, and v16's second search cost ~0.5 us before the first copies.
+template <class Hooks, std::uint32_t kW, int kN>
+PMQA_DEV void find_points(const LogitsParams& p, ShareGroup& grp, const std::uint32_t (&v)[kN], SharePoint (&pt)[kN],
+                          int lane) {
+  std::uint32_t before[kN], before_live[kN];
+  bool found[kN];
+  PMQA_UNROLL
+  for (int i = 0; i < kN; ++i) {
+    before[i] = before_live[i] = 0;
+    found[i] = false;
+    pt[i].at.b = static_cast<std::int32_t>(p.batch);
+  }
   for (std::int64_t g = 0; g < p.batch; g += kShareGroup) {
     if (p.batch > kShareGroup) grp = load_share_group<Hooks, kW>(p, g, lane);  // else still loaded
-    if (before + grp.sum <= v) {
-      before += grp.sum;
-      before_live += grp.live_sum;
-      continue;
-    }
-    // The row u of the group holding v (selected without indexing the arrays at run time, which
-    // would put them in local memory), then its first lane past v.
-    int row = kSharePerLane;
-    std::uint32_t c = 0, incl = 0, live_incl = 0;
+    bool all = true;
     PMQA_UNROLL
-    for (int u = 0; u < kSharePerLane; ++u) {
-      if (row == kSharePerLane && before + grp.tot[u] > v) {
-        row = u;
-        c = grp.c[u];
-        incl = grp.incl[u];
-        live_incl = grp.live_incl[u];
-      } else if (row == kSharePerLane) {
-        before += grp.tot[u];
-        before_live += grp.live_tot[u];
+    for (int i = 0; i < kN; ++i) {
+      if (found[i]) continue;
+      if (before[i] + grp.sum <= v[i]) {
+        before[i] += grp.sum;
+        before_live[i] += grp.live_sum;
+        all = false;
+      } else {
+        pt[i] = locate_in_group<Hooks, kW>(p, grp, g, v[i], before[i], before_live[i], i == 0);
+        found[i] = true;
       }
     }
-    int holder = before + incl > v ? lane : kChunkWarp;
-    for (int m = kChunkWarp / 2; m > 0; m /= 2) {
-      const int o = __shfl_xor(holder, m, kChunkWarp);
-      holder = o < holder ? o : holder;
-    }
-    const std::uint32_t hc = __shfl(c, holder, kChunkWarp);                  // > 0: the holder is live
-    const std::uint32_t start = before + __shfl(incl, holder, kChunkWarp) - hc;  // its first position
-    std::uint32_t into = v - start;  // its chunk at v (the first while v is on its switch weight)
-    if constexpr (kW > 0) into = into < kW ? 0u : into - kW;
-    pt.at.b = static_cast<std::int32_t>(g + kChunkWarp * row + holder);
-    pt.at.chunks = static_cast<std::int32_t>(hc - kW);
-    pt.at.c = static_cast<std::int32_t>(into);
-    if constexpr (kCursor) pt.at.keys = live_keys<Hooks>(p, pt.at.b);
-    // Live chunks before it: positions before the sequence less the switches they hold.
-    pt.before = start - kW * (before_live + __shfl(live_incl, holder, kChunkWarp) - (kW > 0 ? 1u : 0u)) + into;
-    return pt;
+    if (all) return;
   }
-  pt.before = before - kW * before_live;
-  return pt;
+  PMQA_UNROLL
+  for (int i = 0; i < kN; ++i)
+    if (!found[i]) pt[i].before = before[i] - kW * before_live[i];
 }
 
 // The switch weight a kernel's shares use: its own default unless a tuning hook overrides it
@@ -180,7 +204,7 @@ inline constexpr std::uint32_t kSwitchWeight =
 // arithmetic; longer batches read their context lengths twice (the count, then the seek).
 // kW = 0: the parts are equal in chunks. kW > 0 (notes v16): equal in chunks plus kW per
 // sequence switch, so a unit whose part starts a new sequence (its q tile reloaded, ~2 us on the
-// H200) gets kW chunks fewer; the part's end is then located by a second search.
+// H200) gets kW chunks fewer; the part's end is then located too, in the same pass.
 template <class Hooks, std::uint32_t kW>
 PMQA_DEV ChunkShare find_share(const LogitsParams& p, std::uint32_t unit, std::uint32_t units) {
   const int lane = static_cast<int>(threadIdx.x) % kChunkWarp;
@@ -194,13 +218,16 @@ PMQA_DEV ChunkShare find_share(const LogitsParams& p, std::uint32_t unit, std::u
   const std::uint32_t begin = share_bound(total, unit, units), end = share_bound(total, unit + 1, units);
   share.first.b = static_cast<std::int32_t>(p.batch);  // past the last sequence: nothing to do
   if (end == begin) return share;
-  const SharePoint first = find_point<Hooks, kW, true>(p, grp, begin, lane);
-  share.first = first.at;
   if constexpr (kW == 0) {
+    SharePoint first[1];
+    find_points<Hooks, kW, 1>(p, grp, {begin}, first, lane);
+    share.first = first[0].at;
     share.count = end - begin;
   } else {
-    share.count = find_point<Hooks, kW, false>(p, grp, end, lane).before - first.before;
-    if (share.count == 0) share.first.b = static_cast<std::int32_t>(p.batch);
+    SharePoint ends[2];
+    find_points<Hooks, kW, 2>(p, grp, {begin, end}, ends, lane);
+    share.count = ends[1].before - ends[0].before;
+    if (share.count > 0) share.first = ends[0].at;
   }
   return share;
 }

@@ -82,6 +82,22 @@ PMQA_DEV bool warp32_all(bool pred) {
 #endif
 }
 
+// The lowest lane of a warp of 32 where `pred` holds (32 where it holds nowhere): one vote and a
+// find-first-set on NVIDIA; a 5-step shuffle reduction elsewhere.
+PMQA_DEV int warp32_first(bool pred) {
+#if defined(__CUDACC__) && defined(PMQA_DEVICE_BUILD)
+  const unsigned m = __ballot_sync(0xFFFFFFFFu, pred);
+  return m != 0 ? __ffs(static_cast<int>(m)) - 1 : 32;
+#else
+  int first = pred ? static_cast<int>(threadIdx.x % 32) : 32;
+  for (int m = 16; m > 0; m /= 2) {
+    const int o = __shfl_xor(first, m, 32);
+    first = o < first ? o : first;
+  }
+  return first;
+#endif
+}
+
 PMQA_DEV float quiet_nan() { return bits_to_float(0x7FC00000u); }
 PMQA_DEV float minus_infinity() { return bits_to_float(0xFF800000u); }
 
