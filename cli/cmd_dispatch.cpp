@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "rocm_fused_option.hpp"
 #include "pmqa/dispatch/dispatch.hpp"
 #include "pmqa/dispatch/json.hpp"
 
@@ -29,8 +30,7 @@ struct DispatchOptions {
   std::int64_t heads = 64;
   bool no_kernels = false;
   bool json = false;
-  std::vector<std::string> rocm_fused;
-  bool rocm_fused_given = false;
+  RocmFusedOption rocm_fused;
 };
 
 std::string flags_text(const pd::Arch& arch) {
@@ -48,15 +48,9 @@ int report_error(const DispatchOptions& o, std::string_view kind, const std::str
   return kExitInvalid;
 }
 
-int run_dispatch(const DispatchOptions& o) {
+int run_dispatch(DispatchOptions& o) {
   const pd::Context ctx{!o.no_kernels, o.block_size, o.next_n, o.heads};
-  std::unique_ptr<pd::DefaultPolicy> custom;
-  if (o.rocm_fused_given) {
-    pd::DefaultPolicyOptions options;
-    options.rocm_fused_targets = o.rocm_fused;
-    custom = std::make_unique<pd::DefaultPolicy>(options, pd::ArchTable::builtin(), "default with --rocm-fused");
-  }
-  const pd::Policy& policy = custom ? static_cast<const pd::Policy&>(*custom) : pd::default_policy();
+  const pd::Policy& policy = o.rocm_fused.policy();
 
   pd::Arch arch;
   pd::Decision decision;
@@ -114,15 +108,8 @@ Command add_dispatch_command(CLI::App& parent) {
   cmd.app->add_flag("--no-aiter,--no-kernels", o->no_kernels,
                     "The kernel library is absent (AITER on ROCm, DeepGEMM on NVIDIA)");
   cmd.app->add_flag("--json", o->json, "Print the decision as JSON");
-  cmd.app
-      ->add_option("--rocm-fused", o->rocm_fused,
-                   "Replace the ROCm fused guard's targets (default gfx942,gfx950), e.g. --rocm-fused gfx942 for the "
-                   "guard before vLLM PR 42062")
-      ->delimiter(',');
-  cmd.run = [o, app = cmd.app] {
-    o->rocm_fused_given = app->count("--rocm-fused") > 0;
-    return run_dispatch(*o);
-  };
+  o->rocm_fused.add_to(*cmd.app);
+  cmd.run = [o] { return run_dispatch(*o); };
   return cmd;
 }
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "rocm_fused_option.hpp"
 #include "pmqa/dispatch/dispatch.hpp"
 #include "pmqa/dispatch/json.hpp"
 
@@ -29,8 +30,7 @@ struct MatrixOptions {
   bool json = false;
   bool failures_only = false;
   bool notes = false;
-  std::vector<std::string> rocm_fused;
-  bool rocm_fused_given = false;
+  RocmFusedOption rocm_fused;
 };
 
 std::string arch_cell(const pd::MatrixRow& row) { return row.arch.empty() ? std::string("\"\"") : "\"" + row.arch + "\""; }
@@ -40,7 +40,7 @@ std::string actual_cell(const pd::RowResult& r) {
   return "error " + std::string(pd::to_string(r.actual_error));
 }
 
-int run_matrix(const MatrixOptions& o) {
+int run_matrix(MatrixOptions& o) {
   pd::ArchMatrix loaded;
   const pd::ArchMatrix* matrix = nullptr;
   try {
@@ -55,13 +55,7 @@ int run_matrix(const MatrixOptions& o) {
     return kExitInvalid;
   }
 
-  std::unique_ptr<pd::DefaultPolicy> custom;
-  if (o.rocm_fused_given) {
-    pd::DefaultPolicyOptions options;
-    options.rocm_fused_targets = o.rocm_fused;
-    custom = std::make_unique<pd::DefaultPolicy>(options, pd::ArchTable::builtin(), "default with --rocm-fused");
-  }
-  const pd::Policy& policy = custom ? static_cast<const pd::Policy&>(*custom) : pd::default_policy();
+  const pd::Policy& policy = o.rocm_fused.policy();
 
   const pd::MatrixReport report = pd::check_matrix(*matrix, policy);
   const std::vector<std::string> unused = pd::unused_fused_kernels(policy);
@@ -122,15 +116,8 @@ Command add_matrix_command(CLI::App& parent) {
   cmd.app->add_flag("--json", o->json, "Print the report as JSON");
   cmd.app->add_flag("--failures-only", o->failures_only, "List only the rows that do not match");
   cmd.app->add_flag("--notes", o->notes, "Print each row's reviewer note under it");
-  cmd.app
-      ->add_option("--rocm-fused", o->rocm_fused,
-                   "Replace the ROCm fused guard's targets (default gfx942,gfx950); --rocm-fused gfx942 replays the "
-                   "guard before vLLM PR 42062")
-      ->delimiter(',');
-  cmd.run = [o, app = cmd.app] {
-    o->rocm_fused_given = app->count("--rocm-fused") > 0;
-    return run_matrix(*o);
-  };
+  o->rocm_fused.add_to(*cmd.app);
+  cmd.run = [o] { return run_matrix(*o); };
   return cmd;
 }
 

@@ -130,7 +130,7 @@ TEST(MatrixCheck, MessagesAReviewerReadsAtAGlance) {
 TEST(MatrixCheck, ErrorRowsFailWhenAPolicyDecidesInstead) {
   const auto m = pd::ArchMatrix::parse(matrix_text(json::array({with(row("gfx1300"), {{"error", "unknown-arch"}})})), "m");
   const pd::FunctionPolicy fallback("silent fallback", [](const pd::Arch&, const pd::Context&) {
-    return pd::Decision{pd::Path::reference_fallback, pmqa::Fp8Format::e4m3fn, pmqa::KvLayout::normal, "fallback", 0};
+    return pd::Decision{pd::Path::reference_fallback, pmqa::Fp8Format::e4m3fn, pmqa::KvLayout::normal, "fallback", 0, ""};
   });
   const auto r = pd::check_matrix(m, fallback).results.at(0);
   EXPECT_FALSE(r.pass);

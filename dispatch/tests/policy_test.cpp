@@ -139,26 +139,26 @@ TEST(PolicyInterface, MalformedDecisionsAreRefused) {
     return pd::FunctionPolicy("planted", [d](const pd::Arch&, const pd::Context&) { return d; });
   };
   const auto arch = pd::parse_arch("gfx942");
-  EXPECT_THROW(returning(pd::Decision{pd::Path::fused, Fp8Format::e4m3fnuz, KvLayout::normal, "", 0}).select(arch, {}),
+  EXPECT_THROW(returning(pd::Decision{pd::Path::fused, Fp8Format::e4m3fnuz, KvLayout::normal, "", 0, ""}).select(arch, {}),
                pd::PolicyError)
       << "empty reason";
-  EXPECT_THROW(returning(pd::Decision{pd::Path::fused, std::nullopt, KvLayout::normal, "r", 0}).select(arch, {}),
+  EXPECT_THROW(returning(pd::Decision{pd::Path::fused, std::nullopt, KvLayout::normal, "r", 0, ""}).select(arch, {}),
                pd::PolicyError)
       << "runnable without a format";
-  EXPECT_THROW(returning(pd::Decision{pd::Path::two_stage, Fp8Format::e4m3fn, std::nullopt, "r", 0}).select(arch, {}),
+  EXPECT_THROW(returning(pd::Decision{pd::Path::two_stage, Fp8Format::e4m3fn, std::nullopt, "r", 0, ""}).select(arch, {}),
                pd::PolicyError)
       << "runnable without a layout";
-  EXPECT_THROW(returning(pd::Decision{pd::Path::unsupported, Fp8Format::e4m3fn, std::nullopt, "r", 0}).select(arch, {}),
+  EXPECT_THROW(returning(pd::Decision{pd::Path::unsupported, Fp8Format::e4m3fn, std::nullopt, "r", 0, ""}).select(arch, {}),
                pd::PolicyError)
       << "unsupported with a format";
-  const auto ok = returning(pd::Decision{pd::Path::two_stage, Fp8Format::e4m3fn, KvLayout::normal, "r", 0});
+  const auto ok = returning(pd::Decision{pd::Path::two_stage, Fp8Format::e4m3fn, KvLayout::normal, "r", 0, ""});
   EXPECT_EQ(ok.select(arch, {}).path, pd::Path::two_stage);
   EXPECT_THROW(pd::FunctionPolicy("empty", nullptr), std::invalid_argument);
 }
 
 TEST(PolicyInterface, InjectedPolicyIsUsedAndTraced) {
   const pd::FunctionPolicy always_two_stage("always two-stage", [](const pd::Arch& a, const pd::Context&) {
-    return pd::Decision{pd::Path::two_stage, Fp8Format::e4m3fn, KvLayout::normal, "test policy for " + a.target, 0};
+    return pd::Decision{pd::Path::two_stage, Fp8Format::e4m3fn, KvLayout::normal, "test policy for " + a.target, 0, ""};
   });
   pd::ScopedTraceRecorder rec;
   const auto d = pd::select("gfx950", ctx(true, 64), always_two_stage);

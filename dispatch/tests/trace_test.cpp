@@ -71,7 +71,7 @@ TEST(Trace, ScopedRecordersNestAndSeeOnlyTheirScope) {
 TEST(Trace, ClearAndCapacity) {
   pd::Trace trace;  // a private trace: the global one is shared with the other tests of this process
   const auto arch = pd::parse_arch("gfx942");
-  const pd::Decision d{pd::Path::fused, pmqa::Fp8Format::e4m3fnuz, pmqa::KvLayout::shuffle, "r", 0};
+  const pd::Decision d{pd::Path::fused, pmqa::Fp8Format::e4m3fnuz, pmqa::KvLayout::shuffle, "r", 0, ""};
   trace.set_capacity(3);
   pd::ScopedTraceRecorder rec(trace);
   std::vector<std::uint64_t> ids;
