@@ -48,7 +48,7 @@ int report_error(const DispatchOptions& o, std::string_view kind, const std::str
   return kExitInvalid;
 }
 
-int run_dispatch(DispatchOptions& o) {
+int run_dispatch(const DispatchOptions& o) {
   const pd::Context ctx{!o.no_kernels, o.block_size, o.next_n, o.heads};
   const pd::Policy& policy = o.rocm_fused.policy();
 

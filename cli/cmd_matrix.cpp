@@ -40,7 +40,7 @@ std::string actual_cell(const pd::RowResult& r) {
   return "error " + std::string(pd::to_string(r.actual_error));
 }
 
-int run_matrix(MatrixOptions& o) {
+int run_matrix(const MatrixOptions& o) {
   pd::ArchMatrix loaded;
   const pd::ArchMatrix* matrix = nullptr;
   try {

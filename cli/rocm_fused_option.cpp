@@ -9,7 +9,7 @@ void RocmFusedOption::add_to(CLI::App& app) {
                 ->delimiter(',');
 }
 
-const dispatch::Policy& RocmFusedOption::policy() {
+const dispatch::Policy& RocmFusedOption::policy() const {
   if (option_ == nullptr || option_->count() == 0) return dispatch::default_policy();
   if (!custom_) {
     dispatch::DefaultPolicyOptions options;

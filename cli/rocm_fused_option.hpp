@@ -15,13 +15,14 @@ namespace pmqa::cli {
 class RocmFusedOption {
  public:
   void add_to(CLI::App& app);
-  // The policy a command checks: the default one, or the default with the given targets.
-  const dispatch::Policy& policy();
+  // The policy a command checks: the default one, or the default with the given targets (built
+  // on first use, after parsing).
+  const dispatch::Policy& policy() const;
 
  private:
   std::vector<std::string> targets_;
   CLI::Option* option_ = nullptr;
-  std::unique_ptr<dispatch::DefaultPolicy> custom_;
+  mutable std::unique_ptr<dispatch::DefaultPolicy> custom_;
 };
 
 }  // namespace pmqa::cli
