@@ -169,6 +169,8 @@ double time_launch(PreparedRun<HipBackend, Hooks>& run, L2Flusher& flusher, int 
 struct SkipKeyLoads : pmqa::kdev::Faithful { static constexpr bool kSkipKeyLoads = true; };
 struct SkipMma : pmqa::kdev::Faithful { static constexpr bool kSkipMma = true; };
 struct SkipEpilogue : pmqa::kdev::Faithful { static constexpr bool kSkipEpilogue = true; };
+// Both: the launch's data movement, schedule and sequence switches with nothing computed.
+struct SkipCompute : pmqa::kdev::Faithful { static constexpr bool kSkipMma = true, kSkipEpilogue = true; };
 struct SkipEvictFirst : pmqa::kdev::Faithful { static constexpr bool kSkipEvictFirst = true; };
 
 template <class Hooks>
@@ -331,9 +333,10 @@ int main(int argc, char** argv) {
       const double no_loads = time_ablation<SkipKeyLoads>(be, c, flusher, reps);
       const double no_mma = time_ablation<SkipMma>(be, c, flusher, reps);
       const double no_epi = time_ablation<SkipEpilogue>(be, c, flusher, reps);
+      const double no_compute = time_ablation<SkipCompute>(be, c, flusher, reps);
       const double default_l2 = time_ablation<SkipEvictFirst>(be, c, flusher, reps);
-      std::printf("  full %.4f ms | no key loads %.4f | no mma %.4f | no epilogue %.4f | keys not evict-first %.4f\n", full,
-                  no_loads, no_mma, no_epi, default_l2);
+      std::printf("  full %.4f ms | no key loads %.4f | no mma %.4f | no epilogue %.4f | neither %.4f | keys not evict-first %.4f\n",
+                  full, no_loads, no_mma, no_epi, no_compute, default_l2);
     }
     std::vector<Row> scale_rows;
     std::vector<std::string> scale_labels;

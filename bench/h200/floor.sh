@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # The floor under fused-mma's decode launch, from a build made by bench/h200/build.sh (it builds
-# nothing): the launch and the prologue's cold round trips alone (pmqa_bench_launch), and the
-# wgmma kernel's own duration under Nsight Compute (no launch, no events) in two L2 states:
-# after the benchmark's memset flush (dirty lines, the basis of DeepGEMM's published 0.029 ms:
-# kernel time after a zero-fill) and after the profiler's own flush (clean lines).
+# nothing): the launch and the prologue's cold round trips alone (pmqa_bench_launch), the decode
+# launch's bytes read and written with a free schedule and nothing computed
+# (pmqa_bench_stream_floor), and the wgmma kernel's own duration under Nsight Compute (no launch,
+# no events) in two L2 states: after the benchmark's memset flush (dirty lines, the basis of
+# DeepGEMM's published 0.029 ms: kernel time after a zero-fill) and after the profiler's own flush
+# (clean lines).
 #
 #   bench/h200/floor.sh [BUILD_DIR]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build-gpu}
 "$build/bench/pmqa_bench_launch" --reps 200
+echo
+"$build/bench/pmqa_bench_stream_floor" --reps 200
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 [ -n "$ncu" ] || { echo "ncu not found: no kernel durations"; exit 0; }
 

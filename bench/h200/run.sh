@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs pmqa's GPU tests, the GPU benchmark, the fused-mma timeline, its tuning step and the launch
-# floor (bench/gpu_launch_floor.cu) from a build made by bench/h200/build.sh on another machine (it
-# builds nothing), then prints a short table. Logs and JUnit/JSON files go to $OUT (or ./h200-out
+# Runs pmqa's GPU tests, the GPU benchmark, the fused-mma timeline, its tuning step, the launch
+# floor (bench/gpu_launch_floor.cu) and the stream floor (bench/gpu_stream_floor.cu) from a build
+# made by bench/h200/build.sh on another machine (it builds nothing), then prints a short table. Logs and JUnit/JSON files go to $OUT (or ./h200-out
 # when OUT is unset).
 #
 #   PMQA_COMMIT=<sha> bench/h200/run.sh [BUILD_DIR]   (the commit is printed; a copied tree may lack .git)
@@ -46,6 +46,7 @@ step "gpu benchmark" bench.log "$build/bench/pmqa_bench_gpu" --json "$out/bench.
 step "fused-mma timeline" timeline.log "$build/bench/pmqa_bench_timeline"
 step "wgmma tuning (kTry variants)" tuning.log "$build/bench/pmqa_bench_gpu" --tuning --reps 40
 step "launch floor" launch.log "$build/bench/pmqa_bench_launch"
+step "stream floor (bytes alone)" stream.log "$build/bench/pmqa_bench_stream_floor"
 
 echo
 printf '%-34s %4s %6s %6s %7s %7s\n' step rc passed failed skipped time
@@ -55,3 +56,4 @@ sed -n '/^device:/p;/^kernel /,/^$/p;/ablations/,+1p' "$out/bench.log"
 grep -E '^(empty kernel|decode|one sequence)' "$out/timeline.log"
 sed -n '/tuning experiments/,$p' "$out/tuning.log"
 sed -n '/what runs/,$p' "$out/launch.log"
+sed -n '/^decode shape/,$p' "$out/stream.log"

@@ -1,0 +1,242 @@
+// The decode launch's bytes alone: how fast can any kernel be that reads what fused-mma must read
+// and writes what it must write, timed the way the GPU benchmark times fused-mma (L2 flushed by the
+// benchmark's memset, device events around one launch, median of many)?
+//
+// The probe reads every live chunk of the DeepSeek-V3.2 decode case (64 keys of 128 fp8 codes plus
+// their 64 scales: one block, 8,448 contiguous bytes) through the same shuffled block table, and
+// writes every output cell once (the chunks' cells and the -inf tails past them). It computes
+// nothing, and its schedule is perfect and free: the host splits the live chunks into equal
+// contiguous shares and hands each CTA its list of blocks, so no context length is read and no
+// share is searched for in the launch. Loads are 16-byte vector loads marked streaming (evict
+// first), several chunks in flight per thread. So its time is a floor for the fused path under the
+// benchmark's conditions: a fused kernel also finds its schedule, multiplies, and folds.
+//
+// It prints the floor for a few grid shapes, with both of the benchmark's flushes (memset: dirty
+// L2 lines; reads: clean), and each half (keys alone, output alone). Compare with fused-mma's time
+// in the same run (bench/h200/run.sh prints both).
+//
+//   pmqa_bench_stream_floor [--reps N]
+#include <hip/hip_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <vector>
+
+#include "pmqa/kernels/detail/hip_backend.hpp"
+#include "gpu_timing.hpp"
+
+namespace {
+
+using pmqa::bench::decode_case;
+using pmqa::bench::Events;
+using pmqa::bench::L2Flusher;
+using pmqa::kernels::detail::HipBackend;
+
+// The decode case's block: 64 tokens x (128 codes + 4 scale bytes), read whole (as fused-mma's copies do).
+constexpr int kBlockPieces = 64 * (128 + 4) / 16;  // 16-byte pieces
+constexpr int kMaxShare = 128;                      // chunks a CTA may hold (the host checks)
+
+// One live chunk: its physical block and where its cells start (row 0 of its sequence's next_n rows).
+struct ProbeChunk {
+  std::uint32_t block;
+  std::uint32_t cell;  // element offset of (row b * next_n, column 64 * logical block)
+};
+
+struct ProbeArgs {
+  const ProbeChunk* chunks;  // the live chunks, CTA c's share at [share[c], share[c + 1])
+  const int* share;
+  const unsigned char* cache;
+  std::int64_t block_stride;
+  float* out;          // [rows, cells]
+  const int* live;     // per sequence: 64 x its chunks, the cells its chunks write
+  int rows, next_n, cells;
+  bool keys, output;   // which half runs (both: the floor)
+  unsigned* sink;      // written only when impossible: keeps the loads
+};
+
+__device__ __forceinline__ uint4 load_streaming(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+
+template <int kThreads, int kStep>
+__global__ __launch_bounds__(kThreads) void stream_floor_kernel(ProbeArgs a) {
+  constexpr int kPieces = (kBlockPieces + kThreads - 1) / kThreads;
+  __shared__ ProbeChunk mine[kMaxShare];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int begin = a.share[blockIdx.x], n = a.share[blockIdx.x + 1] - begin;
+  for (int i = tid; i < n; i += kThreads) mine[i] = a.chunks[begin + i];
+
+  if (a.output) {  // the -inf tails: every 4 cells of the output past its sequence's chunks
+    const float ninf = -__int_as_float(0x7F800000);
+    const float4 tail = make_float4(ninf, ninf, ninf, ninf);
+    const int quads = a.cells / 4, all = a.rows * quads;  // the host keeps this below 2^31
+    for (int i = static_cast<int>(blockIdx.x) * kThreads + tid; i < all; i += static_cast<int>(gridDim.x) * kThreads) {
+      const int r = i / quads, j = 4 * (i % quads);
+      if (j >= a.live[r / a.next_n]) reinterpret_cast<float4*>(a.out)[i] = tail;
+    }
+  }
+  __syncthreads();
+
+  unsigned acc = 0;
+  for (int s = 0; s < n; s += kStep) {
+    if (a.keys) {
+      uint4 v[kStep][kPieces];
+#pragma unroll
+      for (int c = 0; c < kStep; ++c) {
+        const auto* base = reinterpret_cast<const uint4*>(a.cache + mine[s + c < n ? s + c : s].block * a.block_stride);
+#pragma unroll
+        for (int k = 0; k < kPieces; ++k) {
+          const int p = tid + k * kThreads;
+          v[c][k] = s + c < n && p < kBlockPieces ? load_streaming(base + p) : make_uint4(0, 0, 0, 0);
+        }
+      }
+#pragma unroll
+      for (int c = 0; c < kStep; ++c)
+#pragma unroll
+        for (int k = 0; k < kPieces; ++k) acc ^= v[c][k].x ^ v[c][k].y ^ v[c][k].z ^ v[c][k].w;
+    }
+    if (a.output) {  // 16 float4 per row and chunk
+#pragma unroll
+      for (int c = 0; c < kStep; ++c)
+        for (int i = tid; s + c < n && i < 16 * a.next_n; i += kThreads)
+          reinterpret_cast<float4*>(a.out + mine[s + c].cell + static_cast<std::int64_t>(i >> 4) * a.cells)[i & 15] =
+              make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+  }
+  if (acc == 0x5A5A5A5Au) *a.sink = acc;
+}
+
+// The decode case on the device, its live chunks split into `ctas` equal contiguous shares.
+struct Probe {
+  HipBackend& be;
+  ProbeArgs args{};
+  int chunks = 0;
+  std::vector<void*> owned;
+
+  template <class T>
+  T* upload(const std::vector<T>& v) {
+    void* p = be.allocate(std::max<std::size_t>(1, v.size() * sizeof(T)));
+    PMQA_HIP_CHECK(hipMemcpy(p, v.data(), v.size() * sizeof(T), hipMemcpyHostToDevice));
+    owned.push_back(p);
+    return static_cast<T*>(p);
+  }
+
+  Probe(HipBackend& backend, const pmqa::Case& c) : be(backend) {
+    if (c.block_size != 64 || c.head_dim != 128 || c.max_model_len % 64 != 0 || c.block_stride % 16 != 0 ||
+        c.rows() * c.max_model_len >= (std::int64_t{1} << 31))
+      throw std::runtime_error("stream floor: the probe reads 64-token blocks of 128 codes, 16-byte aligned, into < 2^31 cells");
+    std::vector<ProbeChunk> list;
+    std::vector<int> live;
+    for (std::int64_t b = 0; b < c.batch; ++b) {
+      std::int64_t blocks = 0;
+      for (std::int64_t n = 0; n < c.next_n; ++n) blocks = std::max(blocks, c.blocks_read(b * c.next_n + n));
+      for (std::int64_t l = 0; l < blocks; ++l)
+        list.push_back({static_cast<std::uint32_t>(c.physical_block(b, l)),
+                        static_cast<std::uint32_t>(b * c.next_n * c.max_model_len + 64 * l)});
+      live.push_back(static_cast<int>(64 * blocks));
+    }
+    chunks = static_cast<int>(list.size());
+    args.chunks = upload(list);
+    args.live = upload(live);
+    args.cache = upload(c.kv_cache);
+    args.block_stride = c.block_stride;
+    args.rows = static_cast<int>(c.rows());
+    args.next_n = static_cast<int>(c.next_n);
+    args.cells = static_cast<int>(c.max_model_len);
+    args.out = static_cast<float*>(be.allocate(static_cast<std::size_t>(c.rows() * c.max_model_len) * sizeof(float)));
+    owned.push_back(args.out);
+    args.sink = static_cast<unsigned*>(be.allocate(sizeof(unsigned)));
+    owned.push_back(args.sink);
+  }
+  ~Probe() {
+    for (void* p : owned) be.release(p);
+  }
+  // Equal contiguous shares for `ctas` CTAs (they differ by one chunk at most).
+  void split(int ctas) {
+    std::vector<int> share(static_cast<std::size_t>(ctas) + 1);
+    for (int i = 0; i <= ctas; ++i) share[i] = static_cast<int>(static_cast<std::int64_t>(chunks) * i / ctas);
+    if ((chunks + ctas - 1) / ctas > kMaxShare) throw std::runtime_error("stream floor: a share past kMaxShare chunks");
+    if (args.share) {
+      be.release(const_cast<int*>(args.share));
+      owned.erase(std::find(owned.begin(), owned.end(), static_cast<void*>(const_cast<int*>(args.share))));
+    }
+    args.share = upload(share);
+  }
+};
+
+template <int kThreads, int kStep>
+double time_us(Probe& probe, int ctas, bool keys, bool output, L2Flusher& flusher, int reps) {
+  probe.split(ctas);
+  ProbeArgs a = probe.args;
+  a.keys = keys;
+  a.output = output;
+  auto launch = [&] { hipLaunchKernelGGL((stream_floor_kernel<kThreads, kStep>), dim3(ctas), dim3(kThreads), 0, 0, a); };
+  for (int i = 0; i < 3; ++i) launch();
+  PMQA_HIP_CHECK(hipDeviceSynchronize());
+  Events ev;
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    flusher.flush();
+    PMQA_HIP_CHECK(hipEventRecord(ev.start, 0));
+    launch();
+    PMQA_HIP_CHECK(hipEventRecord(ev.stop, 0));
+    t.push_back(ev.ms() * 1e3);
+  }
+  return pmqa::bench::median(t);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::optional<int> reps_arg = pmqa::bench::reps_option(argc, argv, 200, "pmqa_bench_stream_floor");
+  if (!reps_arg) return 2;
+  const int reps = *reps_arg;
+  const auto gpu = pmqa::kernels::find_gpu();
+  if (!gpu) {
+    std::printf("pmqa_bench_stream_floor: no GPU found: nothing measured\n");
+    return 77;
+  }
+  try {
+    HipBackend be(gpu->device, gpu->multiprocessors, true, true);
+    L2Flusher by_memset(be, std::size_t{512} << 20);
+    L2Flusher by_reads(be, std::size_t{512} << 20, true);
+    const int sms = gpu->multiprocessors;
+    std::printf("pmqa_bench_stream_floor: %s, %d SMs; median of %d launches between device events\n", gpu->name.c_str(), sms,
+                reps);
+    for (std::int64_t next_n : {1, 2}) {
+      const pmqa::Case c = decode_case(64, 8192, next_n, 16384, false);
+      Probe probe(be, c);
+      const double mb = (probe.chunks * 64.0 * (128 + 4) + static_cast<double>(c.rows() * c.max_model_len) * 4) / 1e6;
+      std::printf("\ndecode shape, next_n %lld: %d live chunks, %.1f MB read and written (keys, scales, output)\n",
+                  static_cast<long long>(next_n), probe.chunks, mb);
+      std::printf("  %-40s %10s %10s %10s %10s\n", "grid (CTAs x threads, chunks per step)", "memset us", "reads us",
+                  "keys only", "out only");
+      auto row = [&](const char* what, auto timer) {
+        const double full = timer(true, true, by_memset), clean = timer(true, true, by_reads);
+        const double keys = timer(true, false, by_memset), out = timer(false, true, by_memset);
+        std::printf("  %-40s %10.2f %10.2f %10.2f %10.2f\n", what, full, clean, keys, out);
+      };
+      char what[96];
+      std::snprintf(what, sizeof what, "%d x 128, 2 (fused-mma's grid)", 5 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_us<128, 2>(probe, 5 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "%d x 128, 4", 5 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_us<128, 4>(probe, 5 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "%d x 256, 2", 4 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_us<256, 2>(probe, 4 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "%d x 256, 1", 8 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_us<256, 1>(probe, 8 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "%d x 512, 2", 2 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_us<512, 2>(probe, 2 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "%d x 1024, 1", sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_us<1024, 1>(probe, sms, k, o, f, reps); });
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pmqa_bench_stream_floor: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
