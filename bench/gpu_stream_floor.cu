@@ -7,9 +7,11 @@
 // writes every output cell once (the chunks' cells and the -inf tails past them). It computes
 // nothing, and its schedule is perfect and free: the host splits the live chunks into equal
 // contiguous shares and hands each CTA its list of blocks, so no context length is read and no
-// share is searched for in the launch. Loads are 16-byte vector loads marked streaming (evict
-// first), several chunks in flight per thread. So its time is a floor for the fused path under the
-// benchmark's conditions: a fused kernel also finds its schedule, multiplies, and folds.
+// share is searched for in the launch. The bytes move either by 16-byte vector loads marked
+// streaming (evict first), several chunks in flight per thread, or by the copy engine (bulk copies
+// into a shared ring, evict-first in L2, as fused-mma's keys move). So its time is a floor for the
+// fused path under the benchmark's conditions: a fused kernel also finds its schedule, waits for
+// its bytes before it multiplies, and folds.
 //
 // It prints the floor for a few grid shapes, with both of the benchmark's flushes (memset: dirty
 // L2 lines; reads: clean), and each half (keys alone, output alone). Compare with fused-mma's time
@@ -26,6 +28,7 @@
 
 #include "pmqa/kernels/detail/hip_backend.hpp"
 #include "gpu_timing.hpp"
+#include "pmqa_kernels/tma_nv.hpp"
 
 namespace {
 
@@ -62,6 +65,26 @@ __device__ __forceinline__ uint4 load_streaming(const uint4* p) {
   return v;
 }
 
+// The -inf tails: every 4 cells of the output past its sequence's chunks, by thread `first` of
+// `threads` (the grid's) in a grid-stride pass.
+__device__ void write_tails(const ProbeArgs& a, unsigned first, unsigned threads) {
+  const float ninf = -__int_as_float(0x7F800000);
+  const float4 tail = make_float4(ninf, ninf, ninf, ninf);
+  const int quads = a.cells / 4, all = a.rows * quads;  // the host keeps this below 2^31
+  for (int i = static_cast<int>(first); i < all; i += static_cast<int>(threads)) {
+    const int r = i / quads, j = 4 * (i % quads);
+    if (j >= a.live[r / a.next_n]) reinterpret_cast<float4*>(a.out)[i] = tail;
+  }
+}
+
+// Chunk i's cells of the share (16 float4 per row), by thread `first` of `threads` (the CTA's).
+__device__ void write_chunk(const ProbeArgs& a, const ProbeChunk& c, int first, int threads) {
+  for (int i = first; i < 16 * a.next_n; i += threads)
+    reinterpret_cast<float4*>(a.out + c.cell + static_cast<std::int64_t>(i >> 4) * a.cells)[i & 15] =
+        make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+}
+
+// Plain loads: every thread of the CTA loads its 16-byte pieces of kStep chunks at a time.
 template <int kThreads, int kStep>
 __global__ __launch_bounds__(kThreads) void stream_floor_kernel(ProbeArgs a) {
   constexpr int kPieces = (kBlockPieces + kThreads - 1) / kThreads;
@@ -70,15 +93,7 @@ __global__ __launch_bounds__(kThreads) void stream_floor_kernel(ProbeArgs a) {
   const int begin = a.share[blockIdx.x], n = a.share[blockIdx.x + 1] - begin;
   for (int i = tid; i < n; i += kThreads) mine[i] = a.chunks[begin + i];
 
-  if (a.output) {  // the -inf tails: every 4 cells of the output past its sequence's chunks
-    const float ninf = -__int_as_float(0x7F800000);
-    const float4 tail = make_float4(ninf, ninf, ninf, ninf);
-    const int quads = a.cells / 4, all = a.rows * quads;  // the host keeps this below 2^31
-    for (int i = static_cast<int>(blockIdx.x) * kThreads + tid; i < all; i += static_cast<int>(gridDim.x) * kThreads) {
-      const int r = i / quads, j = 4 * (i % quads);
-      if (j >= a.live[r / a.next_n]) reinterpret_cast<float4*>(a.out)[i] = tail;
-    }
-  }
+  if (a.output) write_tails(a, blockIdx.x * kThreads + tid, gridDim.x * kThreads);
   __syncthreads();
 
   unsigned acc = 0;
@@ -99,15 +114,55 @@ __global__ __launch_bounds__(kThreads) void stream_floor_kernel(ProbeArgs a) {
 #pragma unroll
         for (int k = 0; k < kPieces; ++k) acc ^= v[c][k].x ^ v[c][k].y ^ v[c][k].z ^ v[c][k].w;
     }
-    if (a.output) {  // 16 float4 per row and chunk
+    if (a.output)
 #pragma unroll
       for (int c = 0; c < kStep; ++c)
-        for (int i = tid; s + c < n && i < 16 * a.next_n; i += kThreads)
-          reinterpret_cast<float4*>(a.out + mine[s + c].cell + static_cast<std::int64_t>(i >> 4) * a.cells)[i & 15] =
-              make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
+        if (s + c < n) write_chunk(a, mine[s + c], tid, kThreads);
   }
   if (acc == 0x5A5A5A5Au) *a.sink = acc;
+}
+
+// The copy engine, as fused-mma moves its keys: lane 0 of warp 0 keeps kStages chunks in flight
+// (one bulk copy of the whole block each, evict-first in L2) and refills a stage as soon as its
+// chunk has landed; warp 1 writes the tails and the chunks' cells meanwhile, unpaced.
+constexpr int kBlockBytes = 16 * kBlockPieces;
+template <int kStages>
+std::size_t bulk_shared_bytes() {
+  return kStages * (kBlockBytes + sizeof(pmqa::kdev::Mbarrier));
+}
+template <int kStages>
+__global__ __launch_bounds__(64) void bulk_floor_kernel(ProbeArgs a) {
+  namespace kd = pmqa::kdev;
+  extern __shared__ __align__(128) unsigned char ring[];  // kStages blocks, then their barriers
+  auto* full = reinterpret_cast<kd::Mbarrier*>(ring + kStages * kBlockBytes);
+  __shared__ ProbeChunk mine[kMaxShare];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int begin = a.share[blockIdx.x], n = a.share[blockIdx.x + 1] - begin;
+  for (int i = tid; i < n; i += 64) mine[i] = a.chunks[begin + i];
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) kd::mbar_init(full[s], 1);
+    kd::mbar_init_fence();
+  }
+  __syncthreads();
+  if (tid >= 32) {
+    if (a.output) {
+      write_tails(a, blockIdx.x * 32 + (tid - 32), gridDim.x * 32);
+      for (int i = 0; i < n; ++i) write_chunk(a, mine[i], tid - 32, 32);
+    }
+    return;
+  }
+  if (tid != 0 || !a.keys) return;
+  const std::uint64_t policy = kd::stream_once_policy();
+  auto issue = [&](int i) {
+    kd::Mbarrier& bar = full[i % kStages];
+    kd::mbar_arrive_expect(bar, kBlockBytes);
+    kd::bulk_load<true>(ring + (i % kStages) * kBlockBytes, a.cache + mine[i].block * a.block_stride, kBlockBytes, bar, policy);
+  };
+  for (int i = 0; i < kStages && i < n; ++i) issue(i);
+  for (int i = 0; i < n; ++i) {
+    kd::mbar_wait(full[i % kStages], (i / kStages) & 1);
+    if (i + kStages < n) issue(i + kStages);
+  }
 }
 
 // The decode case on the device, its live chunks split into `ctas` equal contiguous shares.
@@ -168,13 +223,8 @@ struct Probe {
   }
 };
 
-template <int kThreads, int kStep>
-double time_us(Probe& probe, int ctas, bool keys, bool output, L2Flusher& flusher, int reps) {
-  probe.split(ctas);
-  ProbeArgs a = probe.args;
-  a.keys = keys;
-  a.output = output;
-  auto launch = [&] { hipLaunchKernelGGL((stream_floor_kernel<kThreads, kStep>), dim3(ctas), dim3(kThreads), 0, 0, a); };
+template <class Launch>
+double time_us(Launch&& launch, L2Flusher& flusher, int reps) {
   for (int i = 0; i < 3; ++i) launch();
   PMQA_HIP_CHECK(hipDeviceSynchronize());
   Events ev;
@@ -187,6 +237,30 @@ double time_us(Probe& probe, int ctas, bool keys, bool output, L2Flusher& flushe
     t.push_back(ev.ms() * 1e3);
   }
   return pmqa::bench::median(t);
+}
+
+// The probe's time (us) with plain loads, kThreads a CTA loading kStep chunks at a time.
+template <int kThreads, int kStep>
+double time_loads(Probe& probe, int ctas, bool keys, bool output, L2Flusher& flusher, int reps) {
+  probe.split(ctas);
+  ProbeArgs a = probe.args;
+  a.keys = keys;
+  a.output = output;
+  return time_us([&] { hipLaunchKernelGGL((stream_floor_kernel<kThreads, kStep>), dim3(ctas), dim3(kThreads), 0, 0, a); },
+                 flusher, reps);
+}
+
+// The probe's time (us) with bulk copies, kStages chunks in flight per CTA.
+template <int kStages>
+double time_bulk(Probe& probe, int ctas, bool keys, bool output, L2Flusher& flusher, int reps) {
+  probe.split(ctas);
+  ProbeArgs a = probe.args;
+  a.keys = keys;
+  a.output = output;
+  const auto bytes = bulk_shared_bytes<kStages>();
+  PMQA_HIP_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(&bulk_floor_kernel<kStages>),
+                                     hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  return time_us([&] { hipLaunchKernelGGL((bulk_floor_kernel<kStages>), dim3(ctas), dim3(64), bytes, 0, a); }, flusher, reps);
 }
 
 }  // namespace
@@ -213,26 +287,36 @@ int main(int argc, char** argv) {
       const double mb = (probe.chunks * 64.0 * (128 + 4) + static_cast<double>(c.rows() * c.max_model_len) * 4) / 1e6;
       std::printf("\ndecode shape, next_n %lld: %d live chunks, %.1f MB read and written (keys, scales, output)\n",
                   static_cast<long long>(next_n), probe.chunks, mb);
-      std::printf("  %-40s %10s %10s %10s %10s\n", "grid (CTAs x threads, chunks per step)", "memset us", "reads us",
+      std::printf("  %-44s %10s %10s %10s %10s\n", "loads: CTAs x threads, chunks a step", "memset us", "reads us",
                   "keys only", "out only");
       auto row = [&](const char* what, auto timer) {
         const double full = timer(true, true, by_memset), clean = timer(true, true, by_reads);
         const double keys = timer(true, false, by_memset), out = timer(false, true, by_memset);
-        std::printf("  %-40s %10.2f %10.2f %10.2f %10.2f\n", what, full, clean, keys, out);
+        std::printf("  %-44s %10.2f %10.2f %10.2f %10.2f\n", what, full, clean, keys, out);
       };
       char what[96];
-      std::snprintf(what, sizeof what, "%d x 128, 2 (fused-mma's grid)", 5 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_us<128, 2>(probe, 5 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "%d x 128, 4", 5 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_us<128, 4>(probe, 5 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "%d x 256, 2", 4 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_us<256, 2>(probe, 4 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "%d x 256, 1", 8 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_us<256, 1>(probe, 8 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "%d x 512, 2", 2 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_us<512, 2>(probe, 2 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "%d x 1024, 1", sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_us<1024, 1>(probe, sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "loads: %d x 128, 2 (fused-mma's grid)", 5 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_loads<128, 2>(probe, 5 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "loads: %d x 128, 4", 5 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_loads<128, 4>(probe, 5 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "loads: %d x 256, 2", 4 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_loads<256, 2>(probe, 4 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "loads: %d x 256, 1", 8 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_loads<256, 1>(probe, 8 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "loads: %d x 512, 2", 2 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_loads<512, 2>(probe, 2 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "loads: %d x 1024, 1", sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_loads<1024, 1>(probe, sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 4 in flight each", 5 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<4>(probe, 5 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 5 in flight each", 5 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<5>(probe, 5 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 2 in flight each", 10 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<2>(probe, 10 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 12 in flight each", 2 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<12>(probe, 2 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 25 in flight each", sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<25>(probe, sms, k, o, f, reps); });
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pmqa_bench_stream_floor: %s\n", e.what());
