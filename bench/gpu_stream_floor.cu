@@ -15,14 +15,18 @@
 //
 // It prints the floor for a few grid shapes, with both of the benchmark's flushes (memset: dirty
 // L2 lines; reads: clean), and each half (keys alone, output alone). Compare with fused-mma's time
-// in the same run (bench/h200/run.sh prints both).
+// in the same run (bench/h200/run.sh prints both). Before a grid is timed, one untimed launch is
+// checked (every live chunk's words read once, every cell written): a probe that skipped work
+// would report a floor that is not one, so a failed check ends the tool with status 1.
 //
 //   pmqa_bench_stream_floor [--reps N]
 #include <hip/hip_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -56,8 +60,15 @@ struct ProbeArgs {
   const int* live;     // per sequence: 64 x its chunks, the cells its chunks write
   int rows, next_n, cells;
   bool keys, output;   // which half runs (both: the floor)
-  unsigned* sink;      // written only when impossible: keeps the loads
+  bool check;          // the untimed check launch: every thread adds its words' sum to *sum
+  unsigned* sum;       // else written only when impossible: keeps the loads
 };
+
+// What the check launch adds up (mod 2^32): every 32-bit word of every live chunk's block, once.
+__device__ void add_sum(const ProbeArgs& a, unsigned acc) {
+  if (a.check) atomicAdd(a.sum, acc);
+  else if (acc == 0x5A5A5A5Au) *a.sum = acc;
+}
 
 __device__ __forceinline__ uint4 load_streaming(const uint4* p) {
   uint4 v;
@@ -112,14 +123,14 @@ __global__ __launch_bounds__(kThreads) void stream_floor_kernel(ProbeArgs a) {
 #pragma unroll
       for (int c = 0; c < kStep; ++c)
 #pragma unroll
-        for (int k = 0; k < kPieces; ++k) acc ^= v[c][k].x ^ v[c][k].y ^ v[c][k].z ^ v[c][k].w;
+        for (int k = 0; k < kPieces; ++k) acc += v[c][k].x + v[c][k].y + v[c][k].z + v[c][k].w;
     }
     if (a.output)
 #pragma unroll
       for (int c = 0; c < kStep; ++c)
         if (s + c < n) write_chunk(a, mine[s + c], tid, kThreads);
   }
-  if (acc == 0x5A5A5A5Au) *a.sink = acc;
+  add_sum(a, acc);
 }
 
 // The copy engine, as fused-mma moves its keys: lane 0 of warp 0 keeps kStages chunks in flight
@@ -151,18 +162,28 @@ __global__ __launch_bounds__(64) void bulk_floor_kernel(ProbeArgs a) {
     }
     return;
   }
-  if (tid != 0 || !a.keys) return;
+  // Timed: lane 0 alone. The check launch: warp 0 adds up each landed block before its stage is
+  // refilled (what the copy engine delivered, not what it was asked for).
+  if (!a.keys || (tid != 0 && !a.check)) return;
   const std::uint64_t policy = kd::stream_once_policy();
   auto issue = [&](int i) {
     kd::Mbarrier& bar = full[i % kStages];
     kd::mbar_arrive_expect(bar, kBlockBytes);
     kd::bulk_load<true>(ring + (i % kStages) * kBlockBytes, a.cache + mine[i].block * a.block_stride, kBlockBytes, bar, policy);
   };
-  for (int i = 0; i < kStages && i < n; ++i) issue(i);
+  unsigned acc = 0;
+  if (tid == 0)
+    for (int i = 0; i < kStages && i < n; ++i) issue(i);
   for (int i = 0; i < n; ++i) {
     kd::mbar_wait(full[i % kStages], (i / kStages) & 1);
-    if (i + kStages < n) issue(i + kStages);
+    if (a.check) {
+      const auto* words = reinterpret_cast<const unsigned*>(ring + (i % kStages) * kBlockBytes);
+      for (int w = tid; w < kBlockBytes / 4; w += 32) acc += words[w];
+      __syncwarp();
+    }
+    if (tid == 0 && i + kStages < n) issue(i + kStages);
   }
+  if (a.check) add_sum(a, acc);
 }
 
 // The decode case on the device, its live chunks split into `ctas` equal contiguous shares.
@@ -170,6 +191,8 @@ struct Probe {
   HipBackend& be;
   ProbeArgs args{};
   int chunks = 0;
+  unsigned sum = 0;        // of every word of every live chunk's block, mod 2^32
+  std::vector<int> live;   // per sequence: the cells its chunks write
   std::vector<void*> owned;
 
   template <class T>
@@ -185,7 +208,6 @@ struct Probe {
         c.rows() * c.max_model_len >= (std::int64_t{1} << 31))
       throw std::runtime_error("stream floor: the probe reads 64-token blocks of 128 codes, 16-byte aligned, into < 2^31 cells");
     std::vector<ProbeChunk> list;
-    std::vector<int> live;
     for (std::int64_t b = 0; b < c.batch; ++b) {
       std::int64_t blocks = 0;
       for (std::int64_t n = 0; n < c.next_n; ++n) blocks = std::max(blocks, c.blocks_read(b * c.next_n + n));
@@ -194,6 +216,12 @@ struct Probe {
                         static_cast<std::uint32_t>(b * c.next_n * c.max_model_len + 64 * l)});
       live.push_back(static_cast<int>(64 * blocks));
     }
+    for (const ProbeChunk& k : list)
+      for (std::int64_t w = 0; w < 16 * kBlockPieces; w += 4) {
+        unsigned word = 0;
+        std::memcpy(&word, &c.kv_cache[static_cast<std::size_t>(k.block * c.block_stride + w)], 4);
+        sum += word;
+      }
     chunks = static_cast<int>(list.size());
     args.chunks = upload(list);
     args.live = upload(live);
@@ -204,8 +232,8 @@ struct Probe {
     args.cells = static_cast<int>(c.max_model_len);
     args.out = static_cast<float*>(be.allocate(static_cast<std::size_t>(c.rows() * c.max_model_len) * sizeof(float)));
     owned.push_back(args.out);
-    args.sink = static_cast<unsigned*>(be.allocate(sizeof(unsigned)));
-    owned.push_back(args.sink);
+    args.sum = static_cast<unsigned*>(be.allocate(sizeof(unsigned)));
+    owned.push_back(args.sum);
   }
   ~Probe() {
     for (void* p : owned) be.release(p);
@@ -222,6 +250,35 @@ struct Probe {
     args.share = upload(share);
   }
 };
+
+// One untimed launch of the whole probe on poisoned output, then its work checked: the sum of the
+// words it read is the host's (every live chunk read once), chunk cells hold 0 and every other
+// cell -inf (each written). A probe that skipped work would pass for a floor it is not.
+template <class Launch>
+void check(Probe& probe, Launch&& launch, const char* what) {
+  const std::size_t cells = static_cast<std::size_t>(probe.args.rows) * probe.args.cells;
+  PMQA_HIP_CHECK(hipMemset(probe.args.out, 0xFF, cells * sizeof(float)));  // NaN
+  PMQA_HIP_CHECK(hipMemset(probe.args.sum, 0, sizeof(unsigned)));
+  launch();
+  std::vector<float> out(cells);
+  unsigned sum = 0;
+  PMQA_HIP_CHECK(hipMemcpy(out.data(), probe.args.out, cells * sizeof(float), hipMemcpyDeviceToHost));
+  PMQA_HIP_CHECK(hipMemcpy(&sum, probe.args.sum, sizeof(unsigned), hipMemcpyDeviceToHost));
+  if (sum != probe.sum) {
+    char m[160];
+    std::snprintf(m, sizeof m, "stream floor check (%s): the words read sum to %08x, the live chunks' to %08x", what, sum, probe.sum);
+    throw std::runtime_error(m);
+  }
+  for (std::size_t i = 0; i < cells; ++i) {
+    const int r = static_cast<int>(i / probe.args.cells), j = static_cast<int>(i % probe.args.cells);
+    const bool live = j < probe.live[static_cast<std::size_t>(r / probe.args.next_n)];
+    if (live ? out[i] != 0.0f : !(std::isinf(out[i]) && out[i] < 0)) {
+      char m[160];
+      std::snprintf(m, sizeof m, "stream floor check (%s): cell (%d, %d) holds %g, not %s", what, r, j, out[i], live ? "0" : "-inf");
+      throw std::runtime_error(m);
+    }
+  }
+}
 
 template <class Launch>
 double time_us(Launch&& launch, L2Flusher& flusher, int reps) {
@@ -244,10 +301,19 @@ template <int kThreads, int kStep>
 double time_loads(Probe& probe, int ctas, bool keys, bool output, L2Flusher& flusher, int reps) {
   probe.split(ctas);
   ProbeArgs a = probe.args;
+  auto launch = [&](const ProbeArgs& x) {
+    hipLaunchKernelGGL((stream_floor_kernel<kThreads, kStep>), dim3(ctas), dim3(kThreads), 0, 0, x);
+  };
+  if (keys && output) {
+    a.keys = a.output = a.check = true;
+    char what[48];
+    std::snprintf(what, sizeof what, "loads, %d x %d, %d a step", ctas, kThreads, kStep);
+    check(probe, [&] { launch(a); }, what);
+  }
   a.keys = keys;
   a.output = output;
-  return time_us([&] { hipLaunchKernelGGL((stream_floor_kernel<kThreads, kStep>), dim3(ctas), dim3(kThreads), 0, 0, a); },
-                 flusher, reps);
+  a.check = false;
+  return time_us([&] { launch(a); }, flusher, reps);
 }
 
 // The probe's time (us) with bulk copies, kStages chunks in flight per CTA.
@@ -255,12 +321,20 @@ template <int kStages>
 double time_bulk(Probe& probe, int ctas, bool keys, bool output, L2Flusher& flusher, int reps) {
   probe.split(ctas);
   ProbeArgs a = probe.args;
-  a.keys = keys;
-  a.output = output;
   const auto bytes = bulk_shared_bytes<kStages>();
   PMQA_HIP_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(&bulk_floor_kernel<kStages>),
                                      hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  return time_us([&] { hipLaunchKernelGGL((bulk_floor_kernel<kStages>), dim3(ctas), dim3(64), bytes, 0, a); }, flusher, reps);
+  auto launch = [&](const ProbeArgs& x) { hipLaunchKernelGGL((bulk_floor_kernel<kStages>), dim3(ctas), dim3(64), bytes, 0, x); };
+  if (keys && output) {
+    a.keys = a.output = a.check = true;
+    char what[48];
+    std::snprintf(what, sizeof what, "bulk copies, %d CTAs, %d in flight", ctas, kStages);
+    check(probe, [&] { launch(a); }, what);
+  }
+  a.keys = keys;
+  a.output = output;
+  a.check = false;
+  return time_us([&] { launch(a); }, flusher, reps);
 }
 
 }  // namespace
@@ -319,6 +393,7 @@ int main(int argc, char** argv) {
       row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<25>(probe, sms, k, o, f, reps); });
     }
   } catch (const std::exception& e) {
+    std::fflush(stdout);  // the rows measured so far, before the reason on stderr
     std::fprintf(stderr, "pmqa_bench_stream_floor: %s\n", e.what());
     return 1;
   }
