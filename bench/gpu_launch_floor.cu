@@ -20,8 +20,8 @@
 
 namespace {
 
-using pmqa::bench::Events;
 using pmqa::bench::L2Flusher;
+using pmqa::bench::time_us;
 using pmqa::kernels::detail::HipBackend;
 
 // fused-mma's launch parameters are ~250 bytes of LogitsParams plus a 128-byte tensor map.
@@ -59,21 +59,6 @@ __global__ void chain(const int* a, int depth, int stride, int* sink) {
   if (depth > 1) v = a[(v + 1 + static_cast<int>(blockIdx.x)) * stride];
   if (depth > 2) v = a[(v + 1 + static_cast<int>(blockIdx.x) * 7) * stride];
   if (v == 0x7EADBEEF) *sink = v;
-}
-
-template <class Launch>
-double time_us(Launch&& launch, L2Flusher* flusher, int reps) {
-  for (int i = 0; i < 3; ++i) launch();
-  Events ev;
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    if (flusher) flusher->flush();
-    PMQA_HIP_CHECK(hipEventRecord(ev.start, 0));
-    launch();
-    PMQA_HIP_CHECK(hipEventRecord(ev.stop, 0));
-    t.push_back(ev.ms() * 1e3);
-  }
-  return pmqa::bench::median(t);
 }
 
 }  // namespace

@@ -37,8 +37,8 @@
 namespace {
 
 using pmqa::bench::decode_case;
-using pmqa::bench::Events;
 using pmqa::bench::L2Flusher;
+using pmqa::bench::time_us;
 using pmqa::kernels::detail::HipBackend;
 
 // The decode case's block: 64 tokens x (128 codes + 4 scale bytes), read whole (as fused-mma's copies do).
@@ -266,7 +266,8 @@ void check(Probe& probe, Launch&& launch, const char* what) {
   PMQA_HIP_CHECK(hipMemcpy(&sum, probe.args.sum, sizeof(unsigned), hipMemcpyDeviceToHost));
   if (sum != probe.sum) {
     char m[160];
-    std::snprintf(m, sizeof m, "stream floor check (%s): the words read sum to %08x, the live chunks' to %08x", what, sum, probe.sum);
+    std::snprintf(m, sizeof m, "stream floor check (%s): the words read sum to %08x, the live chunks' to %08x", what, sum,
+                  probe.sum);
     throw std::runtime_error(m);
   }
   for (std::size_t i = 0; i < cells; ++i) {
@@ -274,26 +275,11 @@ void check(Probe& probe, Launch&& launch, const char* what) {
     const bool live = j < probe.live[static_cast<std::size_t>(r / probe.args.next_n)];
     if (live ? out[i] != 0.0f : !(std::isinf(out[i]) && out[i] < 0)) {
       char m[160];
-      std::snprintf(m, sizeof m, "stream floor check (%s): cell (%d, %d) holds %g, not %s", what, r, j, out[i], live ? "0" : "-inf");
+      std::snprintf(m, sizeof m, "stream floor check (%s): cell (%d, %d) holds %g, not %s", what, r, j, out[i],
+                    live ? "0" : "-inf");
       throw std::runtime_error(m);
     }
   }
-}
-
-template <class Launch>
-double time_us(Launch&& launch, L2Flusher& flusher, int reps) {
-  for (int i = 0; i < 3; ++i) launch();
-  PMQA_HIP_CHECK(hipDeviceSynchronize());
-  Events ev;
-  std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    flusher.flush();
-    PMQA_HIP_CHECK(hipEventRecord(ev.start, 0));
-    launch();
-    PMQA_HIP_CHECK(hipEventRecord(ev.stop, 0));
-    t.push_back(ev.ms() * 1e3);
-  }
-  return pmqa::bench::median(t);
 }
 
 // The probe's time (us) with plain loads, kThreads a CTA loading kStep chunks at a time.
@@ -313,7 +299,7 @@ double time_loads(Probe& probe, int ctas, bool keys, bool output, L2Flusher& flu
   a.keys = keys;
   a.output = output;
   a.check = false;
-  return time_us([&] { launch(a); }, flusher, reps);
+  return time_us([&] { launch(a); }, &flusher, reps);
 }
 
 // The probe's time (us) with bulk copies, kStages chunks in flight per CTA.
@@ -334,7 +320,7 @@ double time_bulk(Probe& probe, int ctas, bool keys, bool output, L2Flusher& flus
   a.keys = keys;
   a.output = output;
   a.check = false;
-  return time_us([&] { launch(a); }, flusher, reps);
+  return time_us([&] { launch(a); }, &flusher, reps);
 }
 
 }  // namespace

@@ -95,6 +95,23 @@ struct L2Flusher {
   unsigned round = 0;
 };
 
+// The median time (us) between device events around one launch, over `reps` launches, each after
+// an L2 flush (none when flusher is null); three untimed launches first.
+template <class Launch>
+double time_us(Launch&& launch, L2Flusher* flusher, int reps) {
+  for (int i = 0; i < 3; ++i) launch();
+  Events ev;
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    if (flusher) flusher->flush();
+    PMQA_HIP_CHECK(hipEventRecord(ev.start, 0));
+    launch();
+    PMQA_HIP_CHECK(hipEventRecord(ev.stop, 0));
+    t.push_back(ev.ms() * 1e3);
+  }
+  return median(t);
+}
+
 // DeepSeek-V3.2 indexer shape (H 64, D 128, block 64), 1-D lengths uniform in [0.7, 1.3] x context,
 // shuffled block table. quantize=false fills keys with random codes (same bytes, faster to build).
 pmqa::Case decode_case(std::int64_t batch, std::int64_t context, std::int64_t next_n, std::int64_t max_model_len,
