@@ -88,7 +88,7 @@ __device__ void write_tails(const ProbeArgs& a, unsigned first, unsigned threads
   }
 }
 
-// Chunk i's cells of the share (16 float4 per row), by thread `first` of `threads` (the CTA's).
+// A chunk's cells (16 float4 per row of its sequence), by thread `first` of `threads` (the CTA's).
 __device__ void write_chunk(const ProbeArgs& a, const ProbeChunk& c, int first, int threads) {
   for (int i = first; i < 16 * a.next_n; i += threads)
     reinterpret_cast<float4*>(a.out + c.cell + static_cast<std::int64_t>(i >> 4) * a.cells)[i & 15] =
