@@ -373,6 +373,8 @@ int main(int argc, char** argv) {
       row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<5>(probe, 5 * sms, k, o, f, reps); });
       std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 2 in flight each", 10 * sms);
       row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<2>(probe, 10 * sms, k, o, f, reps); });
+      std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 1 in flight each", 20 * sms);
+      row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<1>(probe, 20 * sms, k, o, f, reps); });
       std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 12 in flight each", 2 * sms);
       row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<12>(probe, 2 * sms, k, o, f, reps); });
       std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 25 in flight each", sms);
