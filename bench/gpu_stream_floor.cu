@@ -27,7 +27,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "pmqa/kernels/detail/hip_backend.hpp"
@@ -203,6 +205,8 @@ struct Probe {
     return static_cast<T*>(p);
   }
 
+  Probe(const Probe&) = delete;  // it owns device buffers
+  Probe& operator=(const Probe&) = delete;
   Probe(HipBackend& backend, const pmqa::Case& c) : be(backend) {
     if (c.block_size != 64 || c.head_dim != 128 || c.max_model_len % 64 != 0 || c.block_stride % 16 != 0 ||
         c.rows() * c.max_model_len >= (std::int64_t{1} << 31))
@@ -237,25 +241,28 @@ struct Probe {
   }
   ~Probe() {
     for (void* p : owned) be.release(p);
+    if (share_) be.release(share_);
   }
-  // Equal contiguous shares for `ctas` CTAs (they differ by one chunk at most).
+  // Equal contiguous shares for `ctas` CTAs (they differ by one chunk at most), replacing the last.
   void split(int ctas) {
     std::vector<int> share(static_cast<std::size_t>(ctas) + 1);
     for (int i = 0; i <= ctas; ++i) share[i] = static_cast<int>(static_cast<std::int64_t>(chunks) * i / ctas);
     if ((chunks + ctas - 1) / ctas > kMaxShare) throw std::runtime_error("stream floor: a share past kMaxShare chunks");
-    if (args.share) {
-      be.release(const_cast<int*>(args.share));
-      owned.erase(std::find(owned.begin(), owned.end(), static_cast<void*>(const_cast<int*>(args.share))));
-    }
-    args.share = upload(share);
+    if (share_) be.release(share_);
+    share_ = static_cast<int*>(be.allocate(share.size() * sizeof(int)));
+    PMQA_HIP_CHECK(hipMemcpy(share_, share.data(), share.size() * sizeof(int), hipMemcpyHostToDevice));
+    args.share = share_;
   }
+
+ private:
+  int* share_ = nullptr;
 };
 
 // One untimed launch of the whole probe on poisoned output, then its work checked: the sum of the
 // words it read is the host's (every live chunk read once), chunk cells hold 0 and every other
 // cell -inf (each written). A probe that skipped work would pass for a floor it is not.
 template <class Launch>
-void check(Probe& probe, Launch&& launch, const char* what) {
+void check(Probe& probe, Launch&& launch, const std::string& what) {
   const std::size_t cells = static_cast<std::size_t>(probe.args.rows) * probe.args.cells;
   PMQA_HIP_CHECK(hipMemset(probe.args.out, 0xFF, cells * sizeof(float)));  // NaN
   PMQA_HIP_CHECK(hipMemset(probe.args.sum, 0, sizeof(unsigned)));
@@ -266,7 +273,7 @@ void check(Probe& probe, Launch&& launch, const char* what) {
   PMQA_HIP_CHECK(hipMemcpy(&sum, probe.args.sum, sizeof(unsigned), hipMemcpyDeviceToHost));
   if (sum != probe.sum) {
     char m[160];
-    std::snprintf(m, sizeof m, "stream floor check (%s): the words read sum to %08x, the live chunks' to %08x", what, sum,
+    std::snprintf(m, sizeof m, "stream floor check (%s): the words read sum to %08x, the live chunks' to %08x", what.c_str(), sum,
                   probe.sum);
     throw std::runtime_error(m);
   }
@@ -275,52 +282,60 @@ void check(Probe& probe, Launch&& launch, const char* what) {
     const bool live = j < probe.live[static_cast<std::size_t>(r / probe.args.next_n)];
     if (live ? out[i] != 0.0f : !(std::isinf(out[i]) && out[i] < 0)) {
       char m[160];
-      std::snprintf(m, sizeof m, "stream floor check (%s): cell (%d, %d) holds %g, not %s", what, r, j, out[i],
+      std::snprintf(m, sizeof m, "stream floor check (%s): cell (%d, %d) holds %g, not %s", what.c_str(), r, j, out[i],
                     live ? "0" : "-inf");
       throw std::runtime_error(m);
     }
   }
 }
 
-// The probe's time (us) with plain loads, kThreads a CTA loading kStep chunks at a time.
-template <int kThreads, int kStep>
-double time_loads(Probe& probe, int ctas, bool keys, bool output, L2Flusher& flusher, int reps) {
-  probe.split(ctas);
-  ProbeArgs a = probe.args;
-  auto launch = [&](const ProbeArgs& x) {
-    hipLaunchKernelGGL((stream_floor_kernel<kThreads, kStep>), dim3(ctas), dim3(kThreads), 0, 0, x);
-  };
-  if (keys && output) {
-    a.keys = a.output = a.check = true;
-    char what[48];
-    std::snprintf(what, sizeof what, "loads, %d x %d, %d a step", ctas, kThreads, kStep);
-    check(probe, [&] { launch(a); }, what);
-  }
-  a.keys = keys;
-  a.output = output;
-  a.check = false;
-  return time_us([&] { launch(a); }, &flusher, reps);
+// One way to move the bytes: a name for the table and a launch of the probe's kernel with given args.
+struct Grid {
+  std::string name;
+  int ctas;
+  std::function<void(const ProbeArgs&)> launch;
+};
+
+std::string named(const char* format, int ctas) {
+  char text[96];
+  std::snprintf(text, sizeof text, format, ctas);
+  return text;
 }
 
-// The probe's time (us) with bulk copies, kStages chunks in flight per CTA.
+// Plain loads, kThreads a CTA loading kStep chunks at a time.
+template <int kThreads, int kStep>
+Grid loads(int ctas, const char* format) {
+  return {named(format, ctas), ctas, [ctas](const ProbeArgs& a) {
+            hipLaunchKernelGGL((stream_floor_kernel<kThreads, kStep>), dim3(ctas), dim3(kThreads), 0, 0, a);
+          }};
+}
+
+// Bulk copies, kStages chunks in flight per CTA.
 template <int kStages>
-double time_bulk(Probe& probe, int ctas, bool keys, bool output, L2Flusher& flusher, int reps) {
-  probe.split(ctas);
-  ProbeArgs a = probe.args;
+Grid bulk(int ctas) {
   const auto bytes = bulk_shared_bytes<kStages>();
   PMQA_HIP_CHECK(hipFuncSetAttribute(reinterpret_cast<const void*>(&bulk_floor_kernel<kStages>),
                                      hipFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  auto launch = [&](const ProbeArgs& x) { hipLaunchKernelGGL((bulk_floor_kernel<kStages>), dim3(ctas), dim3(64), bytes, 0, x); };
-  if (keys && output) {
-    a.keys = a.output = a.check = true;
-    char what[48];
-    std::snprintf(what, sizeof what, "bulk copies, %d CTAs, %d in flight", ctas, kStages);
-    check(probe, [&] { launch(a); }, what);
-  }
-  a.keys = keys;
-  a.output = output;
-  a.check = false;
-  return time_us([&] { launch(a); }, &flusher, reps);
+  return {named("bulk copies: %d CTAs, ", ctas) + std::to_string(kStages) + " in flight each", ctas,
+          [ctas, bytes](const ProbeArgs& a) { hipLaunchKernelGGL((bulk_floor_kernel<kStages>), dim3(ctas), dim3(64), bytes, 0, a); }};
+}
+
+// One row of the table: the grid's shares made and its whole work checked once, then four
+// timings (us): the whole probe after each flush, then the keys alone and the output alone.
+void measure(Probe& probe, const Grid& g, L2Flusher& by_memset, L2Flusher& by_reads, int reps) {
+  probe.split(g.ctas);
+  ProbeArgs a = probe.args;
+  a.keys = a.output = a.check = true;
+  check(probe, [&] { g.launch(a); }, g.name);
+  auto timed = [&](bool keys, bool output, L2Flusher& flusher) {
+    a.keys = keys;
+    a.output = output;
+    a.check = false;
+    return time_us([&] { g.launch(a); }, &flusher, reps);
+  };
+  const double full = timed(true, true, by_memset), clean = timed(true, true, by_reads);
+  const double keys = timed(true, false, by_memset), out = timed(false, true, by_memset);
+  std::printf("  %-44s %10.2f %10.2f %10.2f %10.2f\n", g.name.c_str(), full, clean, keys, out);
 }
 
 }  // namespace
@@ -349,36 +364,21 @@ int main(int argc, char** argv) {
                   static_cast<long long>(next_n), probe.chunks, mb);
       std::printf("  %-44s %10s %10s %10s %10s\n", "loads: CTAs x threads, chunks a step", "memset us", "reads us",
                   "keys only", "out only");
-      auto row = [&](const char* what, auto timer) {
-        const double full = timer(true, true, by_memset), clean = timer(true, true, by_reads);
-        const double keys = timer(true, false, by_memset), out = timer(false, true, by_memset);
-        std::printf("  %-44s %10.2f %10.2f %10.2f %10.2f\n", what, full, clean, keys, out);
+      const Grid grids[] = {
+          loads<128, 2>(5 * sms, "loads: %d x 128, 2 (fused-mma's grid)"),
+          loads<128, 4>(5 * sms, "loads: %d x 128, 4"),
+          loads<256, 2>(4 * sms, "loads: %d x 256, 2"),
+          loads<256, 1>(8 * sms, "loads: %d x 256, 1"),
+          loads<512, 2>(2 * sms, "loads: %d x 512, 2"),
+          loads<1024, 1>(sms, "loads: %d x 1024, 1"),
+          bulk<4>(5 * sms),
+          bulk<5>(5 * sms),
+          bulk<2>(10 * sms),
+          bulk<1>(20 * sms),
+          bulk<12>(2 * sms),
+          bulk<25>(sms),
       };
-      char what[96];
-      std::snprintf(what, sizeof what, "loads: %d x 128, 2 (fused-mma's grid)", 5 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_loads<128, 2>(probe, 5 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "loads: %d x 128, 4", 5 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_loads<128, 4>(probe, 5 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "loads: %d x 256, 2", 4 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_loads<256, 2>(probe, 4 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "loads: %d x 256, 1", 8 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_loads<256, 1>(probe, 8 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "loads: %d x 512, 2", 2 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_loads<512, 2>(probe, 2 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "loads: %d x 1024, 1", sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_loads<1024, 1>(probe, sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 4 in flight each", 5 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<4>(probe, 5 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 5 in flight each", 5 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<5>(probe, 5 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 2 in flight each", 10 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<2>(probe, 10 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 1 in flight each", 20 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<1>(probe, 20 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 12 in flight each", 2 * sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<12>(probe, 2 * sms, k, o, f, reps); });
-      std::snprintf(what, sizeof what, "bulk copies: %d CTAs, 25 in flight each", sms);
-      row(what, [&](bool k, bool o, L2Flusher& f) { return time_bulk<25>(probe, sms, k, o, f, reps); });
+      for (const Grid& g : grids) measure(probe, g, by_memset, by_reads, reps);
     }
   } catch (const std::exception& e) {
     std::fflush(stdout);  // the rows measured so far, before the reason on stderr

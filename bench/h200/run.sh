@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs pmqa's GPU tests, the GPU benchmark, the fused-mma timeline, its tuning step, the launch
 # floor (bench/gpu_launch_floor.cu) and the stream floor (bench/gpu_stream_floor.cu) from a build
-# made by bench/h200/build.sh on another machine (it builds nothing), then prints a short table. Logs and JUnit/JSON files go to $OUT (or ./h200-out
-# when OUT is unset).
+# made by bench/h200/build.sh on another machine (it builds nothing), then prints a short table.
+# Logs and JUnit/JSON files go to $OUT (or ./h200-out when OUT is unset).
 #
 #   PMQA_COMMIT=<sha> bench/h200/run.sh [BUILD_DIR]   (the commit is printed; a copied tree may lack .git)
 set -uo pipefail
