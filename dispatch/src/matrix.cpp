@@ -91,6 +91,85 @@ MatrixRow parse_row(const nlohmann::json& j, std::string_view source, std::size_
   return row;
 }
 
+// Scalars only: an entry keyword is a configuration switch, not data.
+std::map<std::string, std::string> parse_entry_kwargs(MatrixFields& f) {
+  std::map<std::string, std::string> out;
+  if (!f.has("entry_kwargs")) return out;
+  const auto& v = f.required("entry_kwargs");
+  if (!v.is_object() || v.empty()) f.field_error("entry_kwargs", "must be a non-empty object, got " + MatrixFields::kind(v));
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (!(it->is_number_integer() || it->is_boolean() || it->is_string()))
+      f.field_error("entry_kwargs", "value of " + in_quotes(it.key()) + " must be an integer, a boolean or a string, got " +
+                                        MatrixFields::kind(*it));
+    out.emplace(it.key(), it->dump());
+  }
+  return out;
+}
+
+EngineRow parse_engine_row(const nlohmann::json& j, std::string_view source, std::size_t index) {
+  std::string where = std::string(source) + ": engine row " + std::to_string(index);
+  if (j.is_object() && j.contains("arch") && j["arch"].is_string()) where += " (" + in_quotes(j["arch"].get<std::string>()) + ")";
+  MatrixFields f(j, where, &matrix_fail);
+
+  EngineRow row;
+  row.index = index;
+  row.engine = f.string("engine");
+  if (row.engine.empty() || row.engine.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos)
+    f.field_error("engine", "must be a lowercase adapter name, got " + in_quotes(row.engine));
+  row.arch = f.string("arch");
+  const std::string kernels = f.string("kernels");
+  if (kernels == "present")
+    row.context.kernels_present = true;
+  else if (kernels == "absent")
+    row.context.kernels_present = false;
+  else
+    f.field_error("kernels", "must be \"present\" or \"absent\", got " + in_quotes(kernels));
+  if (f.has("kernels_enabled")) row.kernels_enabled = f.boolean("kernels_enabled");
+  if (!row.kernels_enabled && !row.context.kernels_present)
+    f.field_error("kernels_enabled", "can be false only when the kernels are present (a switch for a library that is absent)");
+  auto positive = [&](std::string_view name, std::int64_t value) {
+    if (value < 1) f.field_error(name, "must be >= 1, got " + std::to_string(value));
+    return value;
+  };
+  row.context.block_size = positive("block_size", f.integer("block_size"));
+  row.context.next_n = positive("next_n", f.integer("next_n"));
+  if (auto heads = f.optional_integer("heads")) row.context.heads = positive("heads", *heads);
+  row.entry_kwargs = parse_entry_kwargs(f);
+
+  if (f.has("error")) f.field_error("error", "is not for engine rows (an engine row states a decision)");
+  const std::string path = f.string("path");
+  try {
+    row.path = parse_path(path);
+  } catch (const std::invalid_argument&) {
+    f.field_error("path", "must be fused, two-stage, reference-fallback or unsupported, got " + in_quotes(path));
+  }
+  if (row.path != Path::unsupported) {
+    const std::string fp8 = f.string("fp8");
+    try {
+      row.fp8 = parse_fp8_name(fp8);
+    } catch (const std::invalid_argument&) {
+      f.field_error("fp8", "must be e4m3fn or e4m3fnuz, got " + in_quotes(fp8));
+    }
+    const std::string layout = f.string("layout");
+    if (layout != "normal" && layout != "shuffle")
+      f.field_error("layout", "must be normal or shuffle, got " + in_quotes(layout));
+    row.layout = parse_layout_name(layout);
+  } else {
+    for (std::string_view other : {"fp8", "layout"})
+      if (f.has(other)) f.field_error(other, "cannot be given for an unsupported path");
+  }
+  if (auto entry = f.optional_string("entry")) {
+    if (entry->empty()) f.field_error("entry", "is empty");
+    row.entry = *entry;
+  }
+  if (f.has("replaces_policy_row")) row.replaces_policy_row = f.boolean("replaces_policy_row");
+  row.reason = f.string("reason");
+  if (row.reason.empty()) f.field_error("reason", "is empty (say why the engine decides this)");
+  if (auto note = f.optional_string("note")) row.note = *note;
+  f.no_other_fields();
+  return row;
+}
+
 // What a label says about the arch: "gfx950 (MI350X/MI355X)", "gfx1300 (not in the arch table)",
 // "\"gfx942:\" (malformed)". Also gives the vendor when the name parses.
 std::string arch_label(std::string_view name, const ArchTable& table, std::optional<Vendor>& vendor) {
@@ -138,6 +217,18 @@ std::string MatrixRow::expected_text() const {
   return out;
 }
 
+std::string EngineRow::describe(const ArchTable& table) const {
+  std::optional<Vendor> vendor;
+  std::string out = engine + ": " + arch_label(arch, table, vendor) + ", ";
+  out += vendor ? std::string(kernel_library(*vendor)) : std::string("kernels");
+  out += context.kernels_present ? " present" : " absent";
+  if (!kernels_enabled) out += ", switched off";
+  out += ", block_size " + std::to_string(context.block_size) + ", next_n " + std::to_string(context.next_n);
+  if (context.heads != Context{}.heads) out += ", heads " + std::to_string(context.heads);
+  for (const auto& [key, value] : entry_kwargs) out += ", " + key + "=" + value;
+  return out;
+}
+
 ArchMatrix ArchMatrix::parse(std::string_view json_text, std::string_view source) {
   nlohmann::json doc;
   try {
@@ -154,6 +245,12 @@ ArchMatrix ArchMatrix::parse(std::string_view json_text, std::string_view source
   if (auto d = top.optional_string("description")) m.description = *d;
   const auto& rows = top.required("rows");
   if (!rows.is_array() || rows.empty()) top.field_error("rows", "must be a non-empty array of rows");
+  const nlohmann::json* engine_rows = nullptr;
+  if (top.has("engine_rows")) {
+    engine_rows = &top.required("engine_rows");
+    if (!engine_rows->is_array() || engine_rows->empty())
+      top.field_error("engine_rows", "must be a non-empty array of engine rows");
+  }
   top.no_other_fields();
 
   std::map<std::tuple<std::string, bool, std::int64_t, std::int64_t, std::int64_t>, std::size_t> seen;
@@ -165,6 +262,32 @@ ArchMatrix ArchMatrix::parse(std::string_view json_text, std::string_view source
       throw MatrixError(std::string(source) + ": row " + std::to_string(i) + " (" + in_quotes(row.arch) +
                         ") repeats the arch and context of row " + std::to_string(it->second));
     m.rows.push_back(std::move(row));
+  }
+
+  if (engine_rows) {
+    using EngineKey = std::tuple<std::string, std::string, bool, std::int64_t, std::int64_t, std::int64_t, bool,
+                                 std::map<std::string, std::string>>;
+    std::map<EngineKey, std::size_t> seen_engine;
+    for (std::size_t i = 0; i < engine_rows->size(); ++i) {
+      EngineRow row = parse_engine_row((*engine_rows)[i], source, i);
+      const std::string where = std::string(source) + ": engine row " + std::to_string(i) + " (" + in_quotes(row.arch) + ")";
+      const EngineKey key{row.engine, row.arch, row.context.kernels_present, row.context.block_size, row.context.next_n,
+                          row.context.heads, row.kernels_enabled, row.entry_kwargs};
+      if (auto [it, inserted] = seen_engine.emplace(key, i); !inserted)
+        throw MatrixError(where + " repeats the engine, arch and context of engine row " + std::to_string(it->second));
+      // An engine row in a context of "rows" overrides that row for its engine: it must say so.
+      const bool plain_context = row.kernels_enabled && row.entry_kwargs.empty();
+      std::optional<std::size_t> coincides;
+      for (const auto& r : m.rows)
+        if (r.arch == row.arch && r.context == row.context) coincides = r.index;
+      if (plain_context && coincides && !row.replaces_policy_row)
+        throw MatrixError(where + " has the arch and context of row " + std::to_string(*coincides) +
+                          ": set \"replaces_policy_row\": true to state the engine's own decision there, or drop the row");
+      if (row.replaces_policy_row && !(plain_context && coincides))
+        throw MatrixError(where + ": \"replaces_policy_row\" is set but no row of \"rows\" has this arch and context" +
+                          (plain_context ? std::string() : std::string(" (an engine switch or entry keyword makes it a context of its own)")));
+      m.engine_rows.push_back(std::move(row));
+    }
   }
   return m;
 }

@@ -98,6 +98,87 @@ TEST(MatrixFile, MalformedRowsAreErrorsNamingTheRowAndField) {
   EXPECT_THROW((void)pd::ArchMatrix::parse("[", "x"), pd::MatrixError);
 }
 
+// "engine_rows": an engine's own decisions, validated as strictly as "rows" but never checked against
+// pmqa's policy.
+TEST(MatrixFile, EngineRowsParse) {
+  const json base = json::array({with(row("gfx942", "present", 8), {{"path", "unsupported"}, {"reason_contains", "16"}})});
+  const json engine = json::array(
+      {{{"engine", "vllm"}, {"arch", "gfx942"}, {"kernels", "present"}, {"kernels_enabled", false}, {"block_size", 64},
+        {"next_n", 1}, {"path", "reference-fallback"}, {"fp8", "e4m3fnuz"}, {"layout", "normal"}, {"reason", "switch off"}},
+       {{"engine", "vllm"}, {"arch", "gfx950"}, {"kernels", "absent"}, {"block_size", 64}, {"next_n", 2},
+        {"entry_kwargs", {{"compress_ratio", 4}}}, {"path", "fused"}, {"fp8", "e4m3fn"}, {"layout", "normal"},
+        {"entry", "vllm-triton"}, {"reason", "C4A"}, {"note", "n"}},
+       {{"engine", "vllm"}, {"arch", "gfx942"}, {"kernels", "present"}, {"block_size", 8}, {"next_n", 1},
+        {"path", "fused"}, {"fp8", "e4m3fnuz"}, {"layout", "shuffle"}, {"replaces_policy_row", true}, {"reason", "r"}}});
+  const auto m = pd::ArchMatrix::parse(
+      json{{"schema", "pmqa-arch-matrix/1"}, {"rows", base}, {"engine_rows", engine}}.dump(), "m.json");
+  ASSERT_EQ(m.rows.size(), 1u);
+  ASSERT_EQ(m.engine_rows.size(), 3u);
+  const auto& off = m.engine_rows[0];
+  EXPECT_EQ(off.engine, "vllm");
+  EXPECT_FALSE(off.kernels_enabled);
+  EXPECT_EQ(off.path, pd::Path::reference_fallback);
+  EXPECT_EQ(off.describe(), "vllm: gfx942 (MI300X/MI300A/MI325X), AITER present, switched off, block_size 64, next_n 1");
+  const auto& c4a = m.engine_rows[1];
+  EXPECT_EQ(c4a.entry_kwargs.at("compress_ratio"), "4");
+  EXPECT_EQ(c4a.entry, "vllm-triton");
+  EXPECT_EQ(c4a.context, (pd::Context{false, 64, 2, 64}));
+  EXPECT_EQ(c4a.describe(), "vllm: gfx950 (MI350X/MI355X), AITER absent, block_size 64, next_n 2, compress_ratio=4");
+  EXPECT_TRUE(m.engine_rows[2].replaces_policy_row);
+  // pmqa's own check sees only "rows".
+  EXPECT_EQ(pd::check_matrix(m, pd::default_policy()).results.size(), 1u);
+}
+
+TEST(MatrixFile, MalformedEngineRowsAreErrorsNamingTheRowAndField) {
+  const json ok = {{"engine", "vllm"}, {"arch", "gfx950"}, {"kernels", "present"}, {"block_size", 64}, {"next_n", 1},
+                   {"entry_kwargs", {{"compress_ratio", 4}}}, {"path", "fused"}, {"fp8", "e4m3fn"},
+                   {"layout", "normal"}, {"reason", "C4A"}};
+  const json base = json::array({with(row("gfx950"), {{"path", "fused"}, {"fp8", "e4m3fn"}, {"layout", "shuffle"}})});
+  auto error_of = [&](const json& engine_rows) -> std::string {
+    try {
+      (void)pd::ArchMatrix::parse(json{{"schema", "pmqa-arch-matrix/1"}, {"rows", base}, {"engine_rows", engine_rows}}.dump(),
+                                  "m.json");
+    } catch (const pd::MatrixError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  auto without = [](json r, const char* key) {
+    r.erase(key);
+    return r;
+  };
+  struct Case {
+    const char* what;
+    json rows;
+    std::string part;
+  };
+  const std::vector<Case> cases = {
+      {"no reason", json::array({without(ok, "reason")}), "engine row 0 (\"gfx950\"): field \"reason\" is missing"},
+      {"empty reason", json::array({with(ok, {{"reason", ""}})}), "field \"reason\" is empty"},
+      {"no engine", json::array({without(ok, "engine")}), "field \"engine\" is missing"},
+      {"engine name", json::array({with(ok, {{"engine", "vLLM"}})}), "lowercase adapter name"},
+      {"unknown field", json::array({with(ok, {{"compress_ratio", 4}})}), "unknown field \"compress_ratio\""},
+      {"kwarg value", json::array({with(ok, {{"entry_kwargs", {{"compress_ratio", 4.5}}}})}), "value of \"compress_ratio\""},
+      {"empty kwargs", json::array({with(ok, {{"entry_kwargs", json::object()}})}), "non-empty object"},
+      {"switch off, absent", json::array({with(ok, {{"kernels", "absent"}, {"kernels_enabled", false}})}),
+       "can be false only when the kernels are present"},
+      {"error row", json::array({with(ok, {{"error", "unknown-arch"}})}), "is not for engine rows"},
+      {"unsupported with fp8", json::array({with(ok, {{"path", "unsupported"}})}), "cannot be given for an unsupported path"},
+      {"duplicate", json::array({ok, ok}), "repeats the engine, arch and context of engine row 0"},
+      {"silent override", json::array({without(ok, "entry_kwargs")}),
+       "has the arch and context of row 0: set \"replaces_policy_row\""},
+      {"override of nothing", json::array({with(ok, {{"replaces_policy_row", true}})}),
+       "\"replaces_policy_row\" is set but no row of \"rows\" has this arch and context"},
+      {"empty section", json::array(), "\"engine_rows\" must be a non-empty array"},
+  };
+  EXPECT_EQ(error_of(json::array({ok})), "");
+  for (const auto& c : cases) {
+    const std::string message = error_of(c.rows);
+    ASSERT_FALSE(message.empty()) << c.what << ": accepted";
+    EXPECT_NE(message.find(c.part), std::string::npos) << c.what << ": " << message;
+  }
+}
+
 TEST(MatrixCheck, MessagesAReviewerReadsAtAGlance) {
   const auto m = pd::ArchMatrix::parse(
       matrix_text(json::array({with(row("gfx950"), {{"path", "fused"}, {"fp8", "e4m3fn"}, {"layout", "shuffle"}}),

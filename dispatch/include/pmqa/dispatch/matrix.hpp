@@ -5,10 +5,13 @@
 //   gfx950 (MI350X/MI355X), AITER present, block_size 64, next_n 1: expected fused, e4m3fn, SHUFFLE,
 //   got two-stage, e4m3fn, NORMAL (reason: ...)
 // The numeric half (run the decided path, compare with the reference) plugs in through NumericHook.
+// The file's optional "engine_rows" (EngineRow) are an engine's own decisions, read and validated
+// here and checked against the engine's code by python/pmqa_probe, never against pmqa's policy.
 #pragma once
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -46,6 +49,32 @@ struct MatrixRow {
   std::string expected_text() const;  // "fused, e4m3fn, SHUFFLE" / "unsupported" / "error unknown-arch"
 };
 
+// A row of the file's "engine_rows": what one inference engine's own dispatch code decides for a
+// context the engine has and pmqa's policy does not model (the engine's switch for its kernel library,
+// keyword arguments of its entry point such as vLLM's compress_ratio), or, with replaces_policy_row,
+// where the engine knowingly differs from the spec's policy for a context of "rows". pmqa's policy is
+// never checked against these rows (it models the spec's dispatch, not an engine's switches); the
+// engine's own code is, by python/pmqa_probe. The loader validates them as strictly as "rows".
+struct EngineRow {
+  std::size_t index = 0;  // position in the file's "engine_rows" (0-based)
+  std::string engine;     // the probe adapter's name, e.g. "vllm"
+  std::string arch;
+  Context context;
+  bool kernels_enabled = true;  // false: the library is installed but the engine's switch for it is off
+  // Keyword arguments the engine's entry is called with, each value as compact JSON ("4", "true").
+  std::map<std::string, std::string> entry_kwargs;
+  Path path = Path::unsupported;
+  std::optional<Fp8Format> fp8;    // set when path is runnable
+  std::optional<KvLayout> layout;  // set when path is runnable
+  std::string entry;               // optional: the engine or library entry that must run (adapter's name)
+  bool replaces_policy_row = false;  // the row states the engine's decision for a context of "rows"
+  std::string reason;                // why the engine decides this; never empty
+  std::string note;
+
+  // "vllm: gfx942 (MI300X/MI300A/MI325X), AITER present, switched off, block_size 64, next_n 1, compress_ratio=4"
+  std::string describe(const ArchTable& table = ArchTable::builtin()) const;
+};
+
 // A matrix file that does not hold together: names the source, the row and the field.
 class MatrixError : public std::runtime_error {
  public:
@@ -56,9 +85,11 @@ struct ArchMatrix {
   std::string source;
   std::string description;
   std::vector<MatrixRow> rows;
+  std::vector<EngineRow> engine_rows;  // optional section; empty when the file has none
 
   // Parses and validates (strict: unknown fields, a runnable path without fp8/layout, duplicate rows
-  // are errors). Throws MatrixError.
+  // are errors; an engine row that coincides with a row of "rows" must say replaces_policy_row, and
+  // one that says it must coincide). Throws MatrixError.
   static ArchMatrix parse(std::string_view json_text, std::string_view source);
   static ArchMatrix load(const std::string& path);  // reads the file, then parse; throws MatrixError
   // fixtures/arch_matrix.json as it was when the library was built.
