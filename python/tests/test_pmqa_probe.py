@@ -1,0 +1,294 @@
+"""pmqa_probe against stand-in vLLM trees (tests/vllm_trees): the engine after vLLM PR 42062 passes,
+and each historical or planted dispatch bug fails exactly the rows it affects, with the exit status
+the probe promises. numpy-free and torch-free: the probe's torch stand-in is used.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PYTHON_DIR = HERE.parent
+TREES = HERE / "vllm_trees"
+ENTRY = "vllm/v1/attention/ops/rocm_aiter_mla_sparse.py"
+ROCM = "vllm/platforms/rocm.py"
+
+# Versions of the engine made from current/ by exact edits (file, old text, new text); each old
+# text must occur once, so an edit cannot silently miss.
+EDITS = {
+    # vLLM before PR 42062: the fused guard named gfx942 only.
+    "before_42062": [(ENTRY, "    if _ON_GFX942 or _ON_GFX950:\n        (logits,)", "    if _ON_GFX942:\n        (logits,)")],
+    # A platform file that reads HIP's full gcnArchName and compares it whole.
+    "full_name_guard": [
+        (ROCM, "_GCN_ARCH = _resolve_gcn_arch()", '_GCN_ARCH = torch.cuda.get_device_properties("cuda").gcnArchName'),
+        (ROCM, '_ON_GFX942 = "gfx942" in _GCN_ARCH', '_ON_GFX942 = _GCN_ARCH == "gfx942"'),
+        (ROCM, '_ON_GFX950 = "gfx950" in _GCN_ARCH', '_ON_GFX950 = _GCN_ARCH == "gfx950"'),
+    ],
+    # An arch the platform does not know is assumed CDNA3, so AITER's kernels take it.
+    "unknown_arch_to_kernel": [(ROCM, "        return 5\n    return 0\n", "        return 5\n    return 3\n")],
+    # Without AITER the entry falls back to vLLM's Triton kernel instead of the eager op.
+    "fallback_not_eager": [(ENTRY, "        # No AITER (or switched off): the eager reference.\n        return fp8_paged_mqa_logits_torch(",
+                            "        # No AITER (or switched off): the eager reference.\n        return rocm_fp8_paged_mqa_logits_triton(")],
+    "entry_renamed": [(ENTRY, "def rocm_fp8_paged_mqa_logits(\n", "def rocm_fp8_paged_mqa_logits_v2(\n")],
+    "entry_raises": [(ENTRY, "    from vllm._aiter_ops import rocm_aiter_ops\n\n    batch, next_n, heads, _ = q_fp8.shape",
+                      "    from vllm._aiter_ops import rocm_aiter_ops\n\n    raise RuntimeError('planted: the entry fails')\n"
+                      "    batch, next_n, heads, _ = q_fp8.shape")],
+}
+
+
+def build_tree(name: str, dest: Path) -> Path:
+    """current/, then the version's overlay folder, then its edits."""
+    shutil.copytree(TREES / "current", dest)
+    overlay = TREES / name
+    if overlay.is_dir():
+        shutil.copytree(overlay, dest, dirs_exist_ok=True)
+    for rel, old, new in EDITS.get(name, []):
+        path = dest / rel
+        text = path.read_text()
+        if text.count(old) != 1:
+            raise AssertionError(f"{name}: {rel} holds {text.count(old)} copies of the text to edit")
+        path.write_text(text.replace(old, new))
+    return dest
+
+
+def run_probe(tree=None, installed_path=None, extra=()):
+    """(exit status, stdout, JSON report) of `python3 -m pmqa_probe --engine vllm ...`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        junit = Path(tmp) / "junit.xml"
+        cmd = [sys.executable, "-B", "-m", "pmqa_probe", "--engine", "vllm", "--json", str(report),
+               "--junit", str(junit), "--jobs", "2"]
+        env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), PYTHONDONTWRITEBYTECODE="1")
+        if installed_path is not None:
+            cmd.append("--installed")
+            env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR), str(installed_path)])
+        else:
+            cmd += ["--source", str(tree)]
+        proc = subprocess.run(cmd + list(extra), env=env, capture_output=True, text=True, timeout=300)
+        doc = json.loads(report.read_text()) if report.is_file() else None
+        junit_xml = ET.parse(junit) if junit.is_file() else None
+    return proc.returncode, proc.stdout + proc.stderr, doc, junit_xml
+
+
+def target(row) -> str:
+    return row["arch"].split(":")[0]
+
+
+def ids(rows) -> set:
+    return {r["id"] for r in rows}
+
+
+class ProbeCase(unittest.TestCase):
+    version = "current"
+    _cache = {}
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory()
+        tree = build_tree(cls.version, Path(cls._tmp.name) / "tree")
+        start = time.monotonic()
+        cls.rc, cls.out, cls.doc, cls.junit = run_probe(tree)
+        cls.wall = time.monotonic() - start
+        cls.tree = tree
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def rows(self, **where):
+        return [r for r in self.doc["rows"] if all(r.get(k) == v for k, v in where.items())]
+
+    def failed(self):
+        return [r for r in self.doc["rows"] if r["verdict"] == "mismatch"]
+
+    def expecting(self, entry, rows=None):
+        return [r for r in (rows or self.doc["rows"]) if r["expected"] and r["expected"]["entry"] == entry]
+
+
+class FixedEngine(ProbeCase):
+    """vLLM after PR 42062: every row the entry can express matches the matrix."""
+
+    def test_exit_zero_every_rocm_row_probed(self):
+        self.assertEqual(self.rc, 0, self.out)
+        probed = [r for r in self.doc["rows"] if r["verdict"] != "skipped"]
+        self.assertGreaterEqual(len(probed), 150)
+        self.assertTrue(all(r["verdict"] == "ok" for r in probed), self.out)
+        self.assertEqual({target(r) for r in probed if r["kind"] == "policy"},
+                         {"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1200",
+                          "gfx1201", "gfx1250", "gfx1300", "gfx908"})
+        self.assertIn("158 ok", self.out)
+
+    def test_fused_rows_name_the_kernel_arguments(self):
+        gfx950 = [r for r in self.expecting("aiter-fused") if r["arch"] == "gfx950" and r["kind"] == "policy"]
+        self.assertGreaterEqual(len(gfx950), 6)
+        for r in gfx950:
+            (call,) = r["calls"]
+            self.assertEqual(call["function"], "deepgemm_fp8_paged_mqa_logits")
+            self.assertEqual(call["kwargs"]["KVBlockSize"], r["configuration"]["block_size"])
+            self.assertEqual(call["kwargs"]["Preshuffle"], r["configuration"]["block_size"] > 1)
+            self.assertEqual(call["args"][0]["dtype"], "float8_e4m3fn")
+            self.assertEqual(r["workspace"], [{"shape": [2 * r["configuration"]["next_n"], call["args"][6]],
+                                               "dtype": "float32"}])
+            self.assertEqual(call["module"], "aiter.ops.triton.pa_mqa_logits")
+
+    def test_aiter_absent_gives_the_eager_op(self):
+        absent = [r for r in self.doc["rows"] if r["configuration"]["kernels"] == "absent"
+                  and r["verdict"] != "skipped" and not r["configuration"]["entry_kwargs"]]
+        self.assertGreaterEqual(len(absent), 60)
+        for r in absent:
+            self.assertEqual([c["entry"] for c in r["calls"]], ["vllm-eager"], r["message"])
+        off = [r for r in self.doc["rows"] if not r["configuration"]["kernels_enabled"]
+               and not r["configuration"]["entry_kwargs"]]
+        self.assertEqual(len(off), 5)
+        self.assertTrue(all(r["observed"].endswith("by vllm-eager") for r in off))
+
+    def test_compress_ratio_rows(self):
+        c4a = [r for r in self.doc["rows"] if r["configuration"]["entry_kwargs"].get("compress_ratio") == 4]
+        self.assertGreaterEqual(len(c4a), 10)
+        triton = [r for r in c4a if r["expected"]["entry"] == "vllm-triton"]
+        self.assertGreaterEqual(len(triton), 6)
+        for r in triton:
+            self.assertEqual([c["function"] for c in r["calls"]], ["rocm_fp8_paged_mqa_logits_triton"])
+
+    def test_nvidia_and_malformed_rows_are_skipped_with_a_reason(self):
+        sm = [r for r in self.doc["rows"] if r["arch"] in ("sm_89", "sm_90", "sm_100")]
+        self.assertTrue(sm and all(r["verdict"] == "skipped" and "DeepGEMM" in r["message"] for r in sm))
+        self.assertTrue(all(r["verdict"] == "skipped" for r in self.doc["rows"] if r["arch"] in ("", "gfx", "gfx942:")))
+
+    def test_junit_and_json(self):
+        suite = self.junit.getroot().find("testsuite")
+        self.assertEqual(int(suite.get("failures")), 0)
+        self.assertEqual(int(suite.get("tests")), len(self.doc["rows"]))
+        self.assertEqual(self.doc["schema"], "pmqa-probe/1")
+        self.assertEqual(self.doc["exit"], 0)
+
+    def test_all_rows_within_30_seconds_on_2_cores(self):
+        # One interpreter per arch (17), two at a time.
+        self.assertEqual(self.doc["interpreters"], len({r["arch"] for r in self.doc["rows"] if r["verdict"] != "skipped"}))
+        self.assertLess(self.wall, 30.0, f"the whole matrix took {self.wall:.1f} s")
+
+    def test_installed_mode_imports_the_tree_as_a_package(self):
+        rc, out, doc, _ = run_probe(installed_path=self.tree)
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(doc["mode"], "installed")
+        self.assertEqual(doc["summary"].get("ok"), sum(1 for r in self.doc["rows"] if r["verdict"] == "ok"))
+
+
+class BeforePr42062(ProbeCase):
+    """The guard before vLLM PR 42062 (gfx942 only) fails exactly the gfx950 rows that need AITER's fused kernel."""
+    version = "before_42062"
+
+    def test_fails_exactly_the_gfx950_fused_rows(self):
+        self.assertEqual(self.rc, 1, self.out)
+        want = [r for r in self.expecting("aiter-fused") if target(r) == "gfx950"]
+        self.assertGreaterEqual(len(want), 10)
+        self.assertEqual(ids(self.failed()), ids(want))
+        for r in self.failed():
+            self.assertIn("MI355X", r["message"])
+            self.assertIn("expected fused", r["message"])
+            self.assertIn("deepgemm_fp8_paged_mqa_logits_stage1", r["message"])
+        self.assertIn("MISMATCH P48 (an engine regression, or a matrix row to review): gfx950 (MI350X/MI355X), "
+                      "AITER present, block_size 1, next_n 1: expected fused, e4m3fn, NORMAL by aiter-fused", self.out)
+
+
+class BeforePr40871(ProbeCase):
+    """The entry before vLLM PR 40871 ran two-stage on every arch: the gfx942 and gfx950 fused rows fail."""
+    version = "before_40871"
+
+    def test_fails_the_gfx942_and_gfx950_fused_rows(self):
+        self.assertEqual(self.rc, 1, self.out)
+        want = [r for r in self.expecting("aiter-fused") if target(r) in ("gfx942", "gfx950")
+                and not r["configuration"]["entry_kwargs"]]
+        self.assertGreaterEqual(len(want), 20)
+        self.assertEqual(ids(self.failed()), ids(want))
+        self.assertEqual({target(r) for r in self.failed()}, {"gfx942", "gfx950"})
+        for r in self.failed():
+            self.assertIn("observed two-stage", r["message"])
+
+    def test_compress_ratio_rows_are_not_expressed(self):
+        kw = [r for r in self.doc["rows"] if r["configuration"]["entry_kwargs"]]
+        self.assertTrue(kw)
+        for r in kw:
+            self.assertEqual(r["verdict"], "skipped")
+            self.assertIn("takes no keyword 'compress_ratio'", r["message"])
+
+
+class FullNameGuard(ProbeCase):
+    """A guard comparing the whole gcnArchName misses gfx942:sramecc+:xnack- and its kin."""
+    version = "full_name_guard"
+
+    def test_fails_the_flagged_fused_rows(self):
+        self.assertEqual(self.rc, 1, self.out)
+        want = [r for r in self.doc["rows"] if ":" in r["arch"] and target(r) in ("gfx942", "gfx950")
+                and r["expected"] and r["expected"]["entry"] in ("aiter-fused", "vllm-triton")]
+        self.assertGreaterEqual(len(want), 7)
+        self.assertEqual(ids(self.failed()), ids(want))
+        self.assertIn("gfx942:sramecc+:xnack-", {r["arch"] for r in self.failed()})
+
+
+class UnknownArchToKernel(ProbeCase):
+    """An arch the table does not know, silently given AITER's kernels, fails."""
+    version = "unknown_arch_to_kernel"
+
+    def test_unknown_archs_sent_to_a_kernel_fail(self):
+        self.assertEqual(self.rc, 1, self.out)
+        unknown = [r for r in self.doc["rows"] if target(r) in ("gfx1300", "gfx908")
+                   and r["configuration"]["kernels"] == "present"]
+        self.assertEqual(len(unknown), 2)
+        self.assertTrue(ids(unknown) <= ids(self.failed()))
+        for r in self.failed():
+            self.assertEqual(r["expected"]["kind"], "no-kernel", r["message"])
+            self.assertIn("is a kernel path", r["message"])
+        self.assertIn("an unknown arch must be an explicit error, never a silent kernel path", self.out)
+
+
+class FallbackNotEager(ProbeCase):
+    """Without AITER the entry must run the eager op; a Triton fallback in its place fails those rows."""
+    version = "fallback_not_eager"
+
+    def test_every_eager_row_without_c4a_fails(self):
+        self.assertEqual(self.rc, 1, self.out)
+        eager = [r for r in self.doc["rows"] if r["verdict"] != "skipped" and not r["configuration"]["entry_kwargs"]
+                 and (r["expected"]["entry"] == "vllm-eager" or r["expected"]["kind"] == "no-kernel")]
+        self.assertGreaterEqual(len(eager), 70)
+        self.assertEqual(ids(self.failed()) & ids(eager), ids(eager))
+        for r in self.failed():
+            self.assertIn("vllm-triton", r["observed"])
+
+
+class EntryMoved(unittest.TestCase):
+    """A module or entry the adapter expects and cannot find: exit 2, naming it."""
+
+    def test_module_moved(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = build_tree("current", Path(tmp) / "tree")
+            moved = tree / "vllm/v1/attention/ops/rocm_sparse_indexer_ops.py"
+            (tree / ENTRY).rename(moved)
+            rc, out, doc, _ = run_probe(tree, extra=("--arch", "gfx950"))
+        self.assertEqual(rc, 2, out)
+        self.assertIn("has no vllm/v1/attention/ops/rocm_aiter_mla_sparse.py", out)
+        self.assertTrue(all(r["verdict"] == "error" for r in doc["rows"] if r["verdict"] != "skipped"))
+
+    def test_entry_renamed(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out, doc, _ = run_probe(build_tree("entry_renamed", Path(tmp) / "tree"), extra=("--arch", "gfx942"))
+        self.assertEqual(rc, 2, out)
+        self.assertIn("vllm.v1.attention.ops.rocm_aiter_mla_sparse has no rocm_fp8_paged_mqa_logits", out)
+        self.assertIn("COULD NOT RUN", out)
+
+    def test_entry_raises(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out, doc, _ = run_probe(build_tree("entry_raises", Path(tmp) / "tree"), extra=("--arch", "gfx942"))
+        self.assertEqual(rc, 2, out)
+        self.assertIn("the entry raised RuntimeError: planted: the entry fails", out)
+        self.assertIn("Traceback", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
