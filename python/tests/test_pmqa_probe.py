@@ -42,6 +42,13 @@ EDITS = {
 }
 
 
+def require_probe_runs(cls):
+    """The classes that run the probe over whole matrices (about 2 s each): ctest runs them as
+    python.pmqa_probe.<Class> with PMQA_PROBE_TESTS=1; a plain `unittest discover` skips them."""
+    if os.environ.get("PMQA_PROBE_TESTS") != "1":
+        raise unittest.SkipTest("set PMQA_PROBE_TESTS=1 (ctest runs these as python.pmqa_probe.*)")
+
+
 def build_tree(name: str, dest: Path) -> Path:
     """current/, then the version's overlay folder, then its edits."""
     shutil.copytree(TREES / "current", dest)
@@ -90,6 +97,7 @@ class ProbeCase(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
+        require_probe_runs(cls)
         cls._tmp = tempfile.TemporaryDirectory()
         tree = build_tree(cls.version, Path(cls._tmp.name) / "tree")
         start = time.monotonic()
@@ -263,7 +271,11 @@ class FallbackNotEager(ProbeCase):
 
 
 class EntryMoved(unittest.TestCase):
-    """A module or entry the adapter expects and cannot find: exit 2, naming it."""
+    """A module or entry the adapter expects and cannot find, or an entry that raises: exit 2, naming it."""
+
+    @classmethod
+    def setUpClass(cls):
+        require_probe_runs(cls)
 
     def test_module_moved(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -288,6 +300,128 @@ class EntryMoved(unittest.TestCase):
         self.assertEqual(rc, 2, out)
         self.assertIn("the entry raised RuntimeError: planted: the entry fails", out)
         self.assertIn("Traceback", out)
+
+
+class Unit(unittest.TestCase):
+    """The probe's parts, in this process (no engine is imported here)."""
+
+    @classmethod
+    def setUpClass(cls):
+        if str(PYTHON_DIR) not in sys.path:
+            sys.path.insert(0, str(PYTHON_DIR))
+
+    def test_data_lookup_package_first_then_the_source_tree(self):
+        import pmqa_probe
+        from pmqa_probe import data
+
+        repo = PYTHON_DIR.parent
+        self.assertEqual(data.data_file("arch_matrix.json"), repo / "fixtures" / "arch_matrix.json")
+        self.assertEqual(data.data_file("arch_table.json"), repo / "dispatch" / "data" / "arch_table.json")
+        with tempfile.TemporaryDirectory() as tmp:
+            # An installed package: data/ inside it, no source tree around it.
+            site = Path(tmp) / "site-packages"
+            shutil.copytree(Path(pmqa_probe.__file__).parent, site / "pmqa_probe",
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            (site / "pmqa_probe" / "data").mkdir()
+            shutil.copy(repo / "fixtures" / "arch_matrix.json", site / "pmqa_probe" / "data")
+            code = "from pmqa_probe import data; print(data.data_file('arch_matrix.json'))"
+            env = dict(os.environ, PYTHONPATH=str(site))
+            out = subprocess.run([sys.executable, "-B", "-c", code], env=env, capture_output=True, text=True)
+            self.assertEqual(out.stdout.strip(), str(site / "pmqa_probe" / "data" / "arch_matrix.json"), out.stderr)
+            code = "from pmqa_probe import data; data.data_file('arch_table.json')"
+            out = subprocess.run([sys.executable, "-B", "-c", code], env=env, capture_output=True, text=True)
+            self.assertNotEqual(out.returncode, 0)
+            self.assertIn("arch_table.json is neither in", out.stderr)
+
+    def test_engine_rows_agree_with_the_arch_table_and_the_adapter(self):
+        from pmqa_probe import adapters, data
+
+        matrix, table = data.load_matrix(), data.load_arch_table()
+        vllm = adapters.load("vllm")
+        mine = [r for r in matrix.engine_rows if r.engine == "vllm"]
+        self.assertGreaterEqual(len(mine), 15)
+        for r in mine:
+            info = table.find(r.arch.split(":")[0])
+            self.assertIsNotNone(info, r)
+            if r.path != "unsupported":
+                self.assertEqual(r.fp8, info.fp8, r)
+            self.assertTrue(set(r.entry_kwargs) <= set(vllm.entry_kwargs), r)
+            if r.entry:
+                self.assertIsNotNone(vllm.entry_named(r.entry), r)
+        self.assertEqual(sum(r.replaces_policy_row for r in mine), 2)
+
+    def test_stubs_import_but_refuse_use_inside_the_entry(self):
+        from pmqa_probe import stubs
+
+        decorator = stubs.make_stub("engine.compilation.eager_break")
+        factory = stubs.make_stub("engine.utils.register")
+
+        @decorator
+        def f():
+            return 1
+
+        @factory("name", tags=())
+        def g():
+            return 2
+
+        self.assertEqual((f(), g()), (1, 2))
+
+        class Real(stubs.make_stub("engine.layers.CustomOp")):
+            def __init__(self, x):
+                self.x = x
+
+        self.assertEqual(Real(3).x, 3)
+        self.assertIsNotNone(stubs.make_stub("engine.Tensor") | None)
+        with stubs.guarded():
+            with self.assertRaisesRegex(stubs.StubUsedError, r"engine\.envs\.SWITCH"):
+                bool(stubs.make_stub("engine.envs").SWITCH)
+            with stubs.suspended():
+                stubs.make_stub("engine.logger").warning("imports may use stubs")
+
+    def test_torch_stand_in_shapes(self):
+        from pmqa_probe import fake_torch as ft, stubs
+
+        kv = ft.Tensor((6, 64, 1, 132), ft.DTYPES["uint8"])
+        flat = kv.reshape(6, -1)
+        self.assertEqual(flat.shape, (6, 64 * 132))
+        values = flat[:, : 64 * 128].view(ft.DTYPES["float8_e4m3fnuz"])
+        self.assertEqual((values.shape, values.stride()), ((6, 64 * 128), (64 * 132, 1)))
+        scales = flat[:, 64 * 128:].view(ft.DTYPES["float32"])
+        self.assertEqual(scales.shape, (6, 64))
+        self.assertFalse(scales.is_contiguous())
+        per_head = ft.empty((64, 4, 256), dtype=ft.DTYPES["float32"])
+        self.assertEqual(per_head.fill_(float("-inf")).sum(dim=0).shape, (4, 256))
+        self.assertEqual(kv[1, :, 0].shape, (64, 132))
+        with self.assertRaises(stubs.StubUsedError):
+            per_head.item()
+        self.assertFalse(hasattr(per_head, "masked_fill_"))
+
+    def test_identity(self):
+        from pmqa_probe import identity
+
+        self.assertEqual(identity.hip_capability("gfx942"), (9, 4))
+        self.assertEqual(identity.hip_capability("gfx90a"), (9, 0))
+        self.assertEqual(identity.hip_capability("gfx1201"), (12, 0))
+        self.assertEqual(identity.hip_capability("gfx1250"), (12, 5))
+        ident = identity.identity_for("gfx942:sramecc+:xnack-", "MI300X")
+        self.assertEqual((ident.vendor, ident.target, ident.flags), ("amd", "gfx942", ("sramecc+", "xnack-")))
+        smi = identity.amdsmi_module(ident)
+        (handle,) = smi.amdsmi_get_processor_handles()
+        self.assertEqual(smi.amdsmi_get_gpu_asic_info(handle)["target_graphics_version"], "gfx942")
+        self.assertEqual(identity.identity_for("sm_100").capability, (10, 0))
+
+    def test_one_interpreter_per_arch_from_a_source_tree(self):
+        from pmqa_probe import adapters, data, plan, runner
+
+        rows = plan.build(data.load_matrix(), data.load_arch_table(), adapters.load("vllm"))
+        source = runner.plans(rows, "vllm", "source", "/tree", "auto", {})
+        archs = {r.row.arch for r in rows if not r.skip}
+        self.assertEqual(len(source), len(archs))
+        self.assertEqual(sorted(p["arch"] for p in source), sorted(archs))
+        gfx942 = next(p for p in source if p["arch"] == "gfx942")
+        self.assertEqual(sorted(c["key"] for c in gfx942["configs"]), ["absent", "off", "on"])
+        installed = runner.plans(rows, "vllm", "installed", None, "auto", {})
+        self.assertEqual(len(installed), sum(len(p["configs"]) for p in source))
 
 
 if __name__ == "__main__":
