@@ -147,14 +147,18 @@ def make_stub(qualname: str) -> type:
 
 
 class StubModule(types.ModuleType):
-    """A generated module: every public name is a stub; dunder names behave as on a real module."""
+    """A generated module: every public name is a stub; dunder names behave as on a real module.
+    Stubs are kept outside the module's __dict__, so every access passes the guard."""
 
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        stub = make_stub(f"{self.__name__}.{name}")
-        setattr(self, name, stub)
-        return stub
+        qual = f"{self.__name__}.{name}"
+        check(qual, "")
+        made = self.__dict__.setdefault("_pmqa_stubs", {})
+        if name not in made:
+            made[name] = make_stub(qual)
+        return made[name]
 
 
 class _StubLoader(importlib.abc.Loader):

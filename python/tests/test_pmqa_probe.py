@@ -378,6 +378,109 @@ class Unit(unittest.TestCase):
             with stubs.suspended():
                 stubs.make_stub("engine.logger").warning("imports may use stubs")
 
+    def test_top_level_constructs_of_engine_files_import_with_stubs(self):
+        # What the published vLLM files do at their top level: a third-party import this interpreter
+        # may lack (regex), torch submodules, annotations over torch types and stubs, Triton kernels
+        # with and without options, ctypes probing of torch._C, stubbed decorators and registrations.
+        module = """
+import ctypes
+import functools
+from collections.abc import Callable
+from importlib.util import find_spec
+
+import regex as re
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch._ops import OpOverload
+from torch.distributed import PrefixStore, ProcessGroup
+
+import vllm.envs as envs
+from vllm.compilation.breakable_cudagraph import eager_break_during_capture
+from vllm.logger import init_logger
+from vllm.triton_utils import tl, triton
+from vllm.utils.torch_utils import LayerNameType, direct_register_custom_op
+
+logger = init_logger(__name__)
+FP8 = {d for d in (getattr(torch, "float8_e4m3fn", None), getattr(torch, "float8_e4m3fnuz", None)) if d is not None}
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p)]
+
+
+def _hip_runtime():
+    try:
+        return ctypes.CDLL(torch._C.__file__)
+    except (AttributeError, OSError, TypeError):
+        logger.warning_once("no HIP runtime")
+        return None
+
+
+HIP = _hip_runtime()
+
+
+@triton.jit
+def kernel_a(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+@triton.jit(do_not_specialize=["n"])
+def kernel_b(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+def f(x: torch.Tensor | None = None, dt: torch.dtype = torch.bfloat16, dev: torch.types.Device | None = None,
+      name: LayerNameType = "") -> tuple[torch.Tensor, torch.Tensor] | None:
+    return None
+
+
+@eager_break_during_capture
+def g(a: Callable[..., torch.Tensor] | None = None, group: ProcessGroup | None = None) -> OpOverload | None:
+    return envs.VLLM_SOME_SWITCH
+
+
+class Ops:
+    _ON = envs.VLLM_SOME_SWITCH
+
+    @classmethod
+    @functools.cache
+    def probe(cls) -> bool:
+        return True
+
+
+direct_register_custom_op(op_name="x", op_func=g, mutates_args=[], fake_impl=f)
+RESULT = (callable(g) and g.__name__, re.match(r"gfx([0-9]+)", "gfx942").group(1), Ops.probe(), HIP,
+          sorted(str(d) for d in FP8), type(kernel_b).__name__)
+"""
+        script = """
+import sys
+from pathlib import Path
+from pmqa_probe import fake_torch, identity, stubs
+
+ident = identity.identity_for("gfx950")
+fake_torch.install(lambda: ident)
+sys.meta_path.insert(0, stubs.EngineTreeFinder(Path(sys.argv[1]), "vllm", ["vllm.engine_mod"], {}))
+sys.meta_path.append(stubs.FallbackStubFinder(["psutil"], {"regex": "re"}))
+import vllm.engine_mod as m
+print(repr(m.RESULT))
+try:
+    with stubs.guarded():
+        m.g()
+except stubs.StubUsedError as exc:
+    print("refused:", exc)
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "vllm").mkdir()
+            (Path(tmp) / "vllm" / "engine_mod.py").write_text(module)
+            env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), PYTHONDONTWRITEBYTECODE="1")
+            out = subprocess.run([sys.executable, "-B", "-c", script, tmp], env=env, capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = out.stdout.splitlines()
+        self.assertEqual(lines[0], "('g', '942', True, None, ['torch.float8_e4m3fn', 'torch.float8_e4m3fnuz'], "
+                                   "'function')", out.stdout)
+        self.assertIn("refused: the entry used vllm.envs.VLLM_SOME_SWITCH", lines[1])
+
     def test_torch_stand_in_shapes(self):
         from pmqa_probe import fake_torch as ft, stubs
 
