@@ -227,7 +227,7 @@ def judge(pr: ProbeRow, result: Optional[dict], config_error: Optional[dict], ad
     if config_error is not None:
         pr.verdict, pr.observed = "error", "could not run"
         pr.problem = f"the probe could not run the entry: {config_error['message']}"
-        if config_error.get("traceback"):
+        if config_error.get("traceback") and config_error.get("kind") != "missing":
             pr.problem += "\n" + config_error["traceback"]
         pr.message = f"{pr.label}: {pr.problem}"
         return

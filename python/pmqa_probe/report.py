@@ -20,16 +20,21 @@ def exit_status(rows: List[ProbeRow]) -> int:
     return 0
 
 
+def _short(text: str, width: int = 90) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def table(rows: List[ProbeRow], failures_only: bool = False) -> str:
     shown = [r for r in rows if r.verdict != "skipped" or r.observed == "not expressed"]
     if failures_only:
         shown = [r for r in shown if r.verdict in ("mismatch", "error")]
-    head = ("row", "arch", "configuration", "expected", "observed", "verdict")
+    head = ("row", "arch", "configuration", "expected", "observed", "verdict", "reason")
     lines = [(r.id, r.row.arch, r.configuration, r.expectation.text() if r.expectation else "-",
-              r.observed or "-", VERDICT[r.verdict]) for r in shown]
+              r.observed or "-", VERDICT[r.verdict], _short(r.expectation.reason if r.expectation else r.message))
+             for r in shown]
     widths = [max([len(h)] + [len(line[i]) for line in lines]) for i, h in enumerate(head)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    out = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
+    out = [fmt.format(*head).rstrip(), fmt.format(*("-" * w for w in widths))]
     out += [fmt.format(*line).rstrip() for line in lines]
     return "\n".join(out)
 
