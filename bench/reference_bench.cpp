@@ -50,17 +50,17 @@ int threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concu
 
 void BM_ReferenceFp32(benchmark::State& state) {
   const auto& c = decode_case();
-  const bool magnitude = state.range(0) != 0;
+  const bool noise = state.range(0) != 0;
   for (auto _ : state) {
-    auto ref = pmqa::compute_reference(c, {.precision = pmqa::Precision::fp32, .with_magnitude = magnitude, .threads = threads()});
+    auto ref = pmqa::compute_reference(c, {.precision = pmqa::Precision::fp32, .with_noise = noise, .threads = threads()});
     benchmark::DoNotOptimize(ref.values.data());
   }
-  // With the magnitude the reference does twice the GEMM work; count only the logits' FLOPs.
+  // With the noise scales the reference does twice the GEMM work; count only the logits' FLOPs.
   state.counters["FLOP/s"] = benchmark::Counter(flops(c), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["threads"] = threads();
-  state.SetLabel(magnitude ? "logits + magnitude A (what verify runs)" : "logits only");
+  state.SetLabel(noise ? "logits + noise scales (what verify runs)" : "logits only");
 }
-BENCHMARK(BM_ReferenceFp32)->Arg(0)->Arg(1)->ArgName("magnitude")->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+BENCHMARK(BM_ReferenceFp32)->Arg(0)->Arg(1)->ArgName("noise")->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
 // The same total work as one GEMM: [N*H, D] x [D, sum L], its columns split across the threads.
 void BM_EigenGemmSameWork(benchmark::State& state) {

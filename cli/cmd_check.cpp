@@ -67,11 +67,7 @@ struct Subject {
 };
 
 OutputBuffer reference_fp32_output(const Case& c) {
-  const Reference r = compute_reference(c, {.precision = Precision::fp32, .with_magnitude = false});
-  OutputBuffer out(c.rows(), c.max_model_len);
-  for (std::int64_t row = 0; row < c.rows(); ++row)
-    for (std::int64_t j = 0; j < c.max_model_len; ++j) out.at(row, j) = static_cast<float>(r.at(row, j));
-  return out;
+  return as_output(compute_reference(c, {.precision = Precision::fp32, .with_noise = false}));
 }
 
 std::vector<std::shared_ptr<kernels::Executor>> executors(const std::string& which) {

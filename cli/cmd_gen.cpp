@@ -47,7 +47,7 @@ CaseFile case_file_for(const fixtures::SuiteCase& sc, bool with_reference) {
   f.producer = "pmqa gen";
   if (with_reference) {
     // The fp32 reference's own output: a file `pmqa verify` must pass, for trying a pipeline out.
-    f.logits = dense_logits(compute_reference(f.c, {.precision = Precision::fp32, .with_magnitude = false}));
+    f.logits = dense_logits(compute_reference(f.c, {.precision = Precision::fp32, .with_noise = false}));
     f.extra["logits_from"] = "pmqa reference (fp32)";
   }
   return f;

@@ -21,6 +21,7 @@ struct VerifyArgs {
   std::vector<std::string> files;
   std::string contract;   // empty: each file's own
   std::string tolerance;  // empty: each file's "tolerance" metadata, else fp32
+  std::string nan;        // empty: each file's "nan" metadata, else propagate
   std::string junit, json;
 };
 
@@ -38,6 +39,13 @@ VerifyOptions parse_options(const VerifyArgs& a) {
       o.tolerance = Tolerance::named(a.tolerance).name;
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--tolerance: ") + e.what());
+    }
+  }
+  if (!a.nan.empty()) {
+    try {
+      o.nan = parse_nan_rule(a.nan);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--nan: ") + e.what());
     }
   }
   return o;
@@ -83,7 +91,11 @@ Command add_verify_command(CLI::App& parent) {
   cmd.app->add_option("files", args->files, "case files (*.safetensors) or directories of them");
   cmd.app->add_option("--contract", args->contract, "clean | valid-only (default: each file's own contract)");
   cmd.app->add_option("--tolerance", args->tolerance,
-                      "fp32 | matrix-unit | bf16-output (default: the file's \"tolerance\" metadata, else fp32)");
+                      "fp32 | matrix-unit | bf16-output | matrix-unit-bf16 (default: the file's \"tolerance\" "
+                      "metadata, else fp32)");
+  cmd.app->add_option("--nan", args->nan,
+                      "propagate | relu-clamp: the NaN behaviour accepted (default: the file's \"nan\" metadata, "
+                      "else propagate)");
   cmd.app->add_option("--junit", args->junit, "write JUnit XML here");
   cmd.app->add_option("--json", args->json, "write a JSON report here");
   cmd.run = [args] { return run_verify(*args); };

@@ -1,16 +1,17 @@
 #include "verify_case.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <new>
 
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
 #include "pmqa/fixtures/case_file.hpp"
+#include "pmqa/fixtures/judge_file.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "table.hpp"
 
@@ -41,38 +42,22 @@ std::string kernel_time(const CaseFile& f) {
   return "bench_ms \"" + v + "\"";
 }
 
-// The flag wins over the file's own "tolerance" metadata, which wins over the fp32 default.
-Tolerance pick_tolerance(const CaseFile& f, const fs::path& file, const VerifyOptions& o) {
-  if (o.tolerance) return Tolerance::named(*o.tolerance);  // the command checked the name already
-  const auto it = f.extra.find("tolerance");
-  if (it == f.extra.end()) return Tolerance::fp32();
-  try {
-    return Tolerance::named(it->second);
-  } catch (const std::invalid_argument& e) {
-    throw CaseFileError(file.string(), "__metadata__.tolerance", e.what());
-  }
-}
-
-// The file's logits in an OutputBuffer. A file holds exactly [rows, max_model_len] cells and no
-// guard cells (a write outside a row cannot be seen once the runner has copied the rows out), so
-// the buffer has none either. Cells are copied bit for bit: a runner that pre-filled its output
-// with pmqa's sentinel NaN (0x7FF0CAFE) and stored it gets the "every valid cell written" check.
-OutputBuffer output_from_file(const CaseFile& f) {
-  OutputBuffer out(f.c.rows(), f.c.max_model_len, /*row_pad=*/0, /*guard=*/0);
-  if (!f.logits->empty()) std::memcpy(out.data(), f.logits->data(), f.logits->size() * sizeof(float));
-  return out;
-}
-
 std::string verdict_line(const char* verdict, const std::string& time, const CaseFile& f, const Report& rep,
                          const fs::path& file) {
   std::string line = verdict;
   if (!time.empty()) line += " " + time;
+  const double region = std::max({rep.block.worst, rep.row.worst, rep.global.worst});
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-26s %-34s err/bound %-8s calc_diff %-9s", f.c.name.c_str(),
-                shape_summary(f.c).c_str(), format_g(rep.worst_bound_ratio).c_str(),
+  std::snprintf(buf, sizeof buf, "  %-26s %-34s err/bound %-8s region %-8s calc_diff %-9s", f.c.name.c_str(),
+                shape_summary(f.c).c_str(), format_g(rep.worst_bound_ratio).c_str(), format_g(region).c_str(),
                 rep.calc_diff ? format_g(*rep.calc_diff).c_str() : "n/a");
   line += buf;
-  if (!rep.passed()) line += " " + std::to_string(rep.failures()) + " failing cell(s)";
+  if (rep.nan_seen.cells > 0) line += " nan " + rep.nan_seen.describe();
+  if (!rep.passed()) {
+    line += " " + std::to_string(rep.failing_cells()) + " failing cell(s)";
+    if (rep.failing_regions() > 0) line += ", " + std::to_string(rep.failing_regions()) + " region(s)";
+    line += " [" + rep.broken() + "]";
+  }
   line += "  " + file.string();
   return line;
 }
@@ -101,15 +86,15 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   try {
     const CaseFile f = read_case_file(file);  // strict: structure, metadata, then validate()
-    if (!f.logits)
-      throw CaseFileError(file.string(), "tensor logits",
-                          "missing: the file holds no kernel output to verify (store it as logits, F32 [B*N, max_model_len])");
-    const Tolerance tolerance = pick_tolerance(f, file, options);
-    const Contract contract = options.contract.value_or(f.contract);
-    const Reference oracle = compute_reference(f.c, {.precision = Precision::fp64, .with_magnitude = true});
-    Report rep = compare(f.c, oracle, output_from_file(f), {.contract = contract, .tolerance = tolerance});
+    JudgeOverrides overrides{.contract = options.contract, .nan = options.nan};
+    if (options.tolerance) overrides.tolerance = Tolerance::named(*options.tolerance);  // the command checked the name
+    Report rep = judge_case_file(f, file.string(), overrides);
+    const CompareOptions judged = file_compare_options(f, file.string(), overrides);
+    const Contract contract = judged.contract;
+    const Tolerance& tolerance = judged.tolerance;
+    const NanRule nan = judged.nan;
     rep.reproduce = "pmqa verify " + shell_quote(file.string()) + " --contract " + std::string(to_string(contract)) +
-                    " --tolerance " + tolerance.name;
+                    " --tolerance " + tolerance.name + " --nan " + std::string(to_string(nan));
 
     Verdict v;
     const bool ok = rep.passed();
@@ -121,8 +106,10 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
     if (const auto it = f.extra.find("bench_ms"); it != f.extra.end()) j["bench_ms"] = it->second;
     v.result = {suite_of(file), file.filename().string(), ok, false, false, seconds_since(t0),
                 ok ? "worst error/bound " + format_g(rep.worst_bound_ratio)
-                   : std::to_string(rep.failures()) + " failing cell(s) under contract " +
-                         std::string(to_string(contract)) + ", tolerance " + tolerance.name,
+                   : std::to_string(rep.failing_cells()) + " failing cell(s), " +
+                         std::to_string(rep.failing_regions()) + " region(s) over their limit (" + rep.broken() +
+                         ") under contract " + std::string(to_string(contract)) + ", tolerance " + tolerance.name +
+                         ", NaN rule " + std::string(to_string(nan)),
                 rep.to_text(), std::move(j)};
     return v;
   } catch (const CaseFileError& e) {

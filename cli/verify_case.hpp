@@ -7,6 +7,7 @@
 #include <string>
 
 #include "pmqa/reference/case.hpp"
+#include "pmqa/reference/tolerance.hpp"
 #include "results.hpp"
 
 namespace pmqa::cli {
@@ -14,6 +15,7 @@ namespace pmqa::cli {
 struct VerifyOptions {
   std::optional<Contract> contract;      // --contract; otherwise the file's own
   std::optional<std::string> tolerance;  // --tolerance; otherwise the file's "tolerance" metadata, else fp32
+  std::optional<NanRule> nan;            // --nan; otherwise the file's "nan" metadata, else propagate
 };
 
 struct Verdict {

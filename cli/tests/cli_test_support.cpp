@@ -69,7 +69,7 @@ fixtures::SuiteCase quick_case(const std::string& name) {
 CaseFile reference_case_file(const std::string& quick_case_name) {
   CaseFile f;
   f.c = fixtures::make_case(quick_case(quick_case_name).spec);
-  f.logits = dense_logits(compute_reference(f.c, {.precision = Precision::fp32, .with_magnitude = false}));
+  f.logits = dense_logits(compute_reference(f.c, {.precision = Precision::fp32, .with_noise = false}));
   f.contract = Contract::clean;
   f.producer = "cli test";
   return f;

@@ -35,11 +35,7 @@ Case case_for(const dispatch::MatrixRow& row, const dispatch::Decision& d) {
 
 // The reference fallback is the framework's eager op: the fp32 reference stands in for it.
 OutputBuffer run_reference_fallback(const Case& c) {
-  const Reference r = compute_reference(c, {.precision = Precision::fp32, .with_magnitude = false});
-  OutputBuffer out(c.rows(), c.max_model_len);
-  for (std::int64_t row = 0; row < c.rows(); ++row)
-    for (std::int64_t j = 0; j < c.max_model_len; ++j) out.at(row, j) = static_cast<float>(r.at(row, j));
-  return out;
+  return as_output(compute_reference(c, {.precision = Precision::fp32, .with_noise = false}));
 }
 
 TEST(ArchMatrixNumeric, EveryRunnableRowMatchesTheReference) {

@@ -29,16 +29,9 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
-OutputBuffer as_output(const Reference& r) {
-  OutputBuffer out(r.rows, r.cols);
-  for (std::int64_t row = 0; row < r.rows; ++row)
-    for (std::int64_t j = 0; j < r.cols; ++j) out.at(row, j) = static_cast<float>(r.at(row, j));
-  return out;
-}
-
 RC_GTEST_PROP(ReferenceProperties, Fp32WithinTheBoundOfFp64, ()) {
   const Case c = fixtures::make_case(*fixtures::gen_case_spec(ranges()));
-  const Reference r32 = compute_reference(c, {.precision = Precision::fp32, .with_magnitude = false});
+  const Reference r32 = compute_reference(c, {.precision = Precision::fp32, .with_noise = false});
   const Reference r64 = compute_reference(c, {.precision = Precision::fp64});
   const Report rep = compare(c, r64, as_output(r32));
   RC_ASSERT(rep.passed());
@@ -77,8 +70,8 @@ RC_GTEST_PROP(ReferenceProperties, PowerOfTwoWeightsScaleEveryLogitExactly, ()) 
   const int k = *rc::gen::inRange(-6, 7);
   Case scaled = c;
   for (auto& w : scaled.weights) w = std::ldexp(w, k);
-  const Reference a = compute_reference(c, {.with_magnitude = false});
-  const Reference b = compute_reference(scaled, {.with_magnitude = false});
+  const Reference a = compute_reference(c, {.with_noise = false});
+  const Reference b = compute_reference(scaled, {.with_noise = false});
   RC_ASSERT(a.values.size() == b.values.size());
   for (std::size_t i = 0; i < a.values.size(); ++i) {
     if (std::isnan(a.values[i])) {
@@ -108,7 +101,7 @@ RC_GTEST_PROP(ReferenceProperties, OneDimensionalLengthsEqualTheirTwoDimensional
 
 RC_GTEST_PROP(ReferenceProperties, MinusInfinityPatternIsTheValidKeyRule, ()) {
   const Case c = fixtures::make_case(*fixtures::gen_case_spec(ranges()));
-  const auto dense = dense_logits(compute_reference(c, {.with_magnitude = false}));
+  const auto dense = dense_logits(compute_reference(c, {.with_noise = false}));
   RC_ASSERT(static_cast<std::int64_t>(dense.size()) == c.rows() * c.max_model_len);
   for (std::int64_t r = 0; r < c.rows(); ++r) {
     // Independent of Case::valid_keys: spec §1.2 written out again.

@@ -30,12 +30,13 @@ EXIT_OK = 0        # every selected case ran and its output file was written
 EXIT_OP_FAILED = 1  # an op raised, returned the wrong thing, wrote outside its rows, or was not repeatable
 EXIT_INVALID = 2   # usage error, unusable op/backend, invalid case file, or a case the convention refused
 
-TOLERANCES = ("fp32", "matrix-unit", "bf16-output")
+TOLERANCES = ("fp32", "matrix-unit", "bf16-output", "matrix-unit-bf16")
+NAN_RULES = ("propagate", "relu-clamp")
 
 # Metadata this runner (re)writes: stale values from the input file are dropped.
 _RUNNER_KEYS = ("bench_ms", "bench_min_ms", "bench_iters", "bench_warmup", "bench_flush_bytes", "tolerance",
                 "convention", "device", "runner", "logits_from", "logits_dtype", "out_row_stride", "num_sms",
-                "context_lens_passed", "relaunches", "op_kwargs")
+                "context_lens_passed", "relaunches", "op_kwargs", "nan")
 
 EPILOG = """\
 conventions (spec §1.4, §2, §4):
@@ -109,7 +110,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="record this output contract instead of the convention's")
     p.add_argument("--tolerance", choices=TOLERANCES, default=None,
                    help="record this tolerance profile for pmqa verify (default: the convention's: "
-                        "fp32 for eager, matrix-unit otherwise; bf16-output for bfloat16 logits)")
+                        "fp32 for eager, matrix-unit otherwise; with bfloat16 logits matrix-unit-bf16, or "
+                        "bf16-output for eager)")
+    p.add_argument("--nan", choices=NAN_RULES, default=None,
+                   help="record this NaN behaviour for pmqa verify (default: the convention's: relu-clamp for the "
+                        "tensor-core libraries, propagate for eager)")
     p.add_argument("--producer", default=None, help="producer recorded in the files (default: the --op text)")
     p.add_argument("--bench", action="store_true",
                    help="time each call with device events (warm-up, median, L2 flushed between) and record "
@@ -190,6 +195,13 @@ def _shape(cf: CaseFile) -> str:
     return (f"B{cf.batch} N{cf.next_n} H{cf.heads} D{cf.head_dim} bs{cf.block_size} "
             f"{'fn' if cf.fp8_format == 'e4m3fn' else 'fnuz'} {cf.kv_layout}"
             f"{' lens2d' if cf.context_lens_2d else ''}")
+
+
+def _recorded_tolerance(convention_profile: str, dtype: str) -> str:
+    """The profile a convention's output is judged under: bf16 logits add the bf16 roundings."""
+    if dtype != "bfloat16":
+        return convention_profile
+    return "matrix-unit-bf16" if convention_profile == "matrix-unit" else "bf16-output"
 
 
 def relaunch_difference(first: np.ndarray, again: np.ndarray, cf: CaseFile, contract: str) -> Optional[str]:
@@ -336,9 +348,9 @@ class Runner:
                           "bench_iters": str(args.iters), "bench_warmup": str(args.warmup),
                           "bench_flush_bytes": str(flush),
                           "relaunches": f"{args.warmup + args.iters}, {'differ' if diff else 'identical'}"})
-        tolerance = args.tolerance or ("bf16-output" if dtype == "bfloat16" else self.convention.tolerance)
+        tolerance = args.tolerance or _recorded_tolerance(self.convention.tolerance, dtype)
         extra.update({"convention": self.convention.name, "device": self.backend.describe(), "runner": "pmqa_run",
-                      "tolerance": tolerance, "logits_dtype": dtype})
+                      "tolerance": tolerance, "logits_dtype": dtype, "nan": args.nan or self.convention.nan})
         if self.options.op_kwargs:
             extra["op_kwargs"] = ", ".join(f"{k}={v!r}" for k, v in self.options.op_kwargs.items())
         extra.update(inv.notes)

@@ -79,10 +79,13 @@ def valid_keys(context_lens: np.ndarray, next_n: int) -> np.ndarray:
     return (lens[:, None] - next_n + n[None, :] + 1).reshape(-1)
 
 
-def per_head_values(q, kv, weights, context_lens, block_table, *, layout="normal", fmt=None, lens_1d=None):
+def per_head_values(q, kv, weights, context_lens, block_table, *, layout="normal", fmt=None, lens_1d=None,
+                    relu="propagate"):
     """For each sequence b: (E [N], values [N, H, Emax]) with values = w * relu(s * dot) for keys < Emax.
 
     fmt overrides the q/kv format (a planted mistake), lens_1d makes 2-D lengths read as 1-D ones.
+    relu: "propagate" (NaN stays NaN, the eager op) or "clamp" (max(x, 0) gives 0 for NaN, as the
+    tensor-core libraries compute it; spec §1.1).
     """
     codes, qfmt = q.codes, q.format
     fmt = fmt or qfmt
@@ -111,7 +114,8 @@ def per_head_values(q, kv, weights, context_lens, block_table, *, layout="normal
         s = scales[pages, j % bs]                                     # [Emax]
         with np.errstate(all="ignore"):                               # NaN codes, garbage from planted bugs
             dots = np.matmul(qf[b], k.T)                              # [N, H, Emax], fp32
-            v = np.maximum(dots * s[None, None, :], np.float32(0))    # relu; NaN propagates
+            x = dots * s[None, None, :]
+            v = np.maximum(x, np.float32(0)) if relu == "propagate" else np.where(x > 0, x, np.float32(0))
             v = v * w[b][:, :, None]
         yield b, e, v
 
@@ -147,7 +151,7 @@ def aiter_fused_ok(q_fp8, kv_cache, weights, out_logits, context_lens, block_tab
     assert kv_cache.shape[1] == KVBlockSize
     layout = "shuffle" if Preshuffle else "normal"
     logits_into(out_logits, q_fp8, kv_cache, weights, context_lens, block_table, max_model_len, tail="chunk",
-                chunk=ChunkK, layout=layout)
+                chunk=ChunkK, layout=layout, relu="clamp")
     return "cache-key"  # AITER returns a compile-cache key; the runner ignores it
 
 
@@ -155,7 +159,7 @@ def aiter_stage1_ok(q_fp8, kv_cache, weights, out_qk, context_lens, block_table,
     assert np.asarray(context_lens).ndim == 1
     assert kv_cache.shape[1] == 1, "AITER's stage 1 reads one token per block"
     n_count = q_fp8.codes.shape[1]
-    for b, e, v in per_head_values(q_fp8, kv_cache, weights, context_lens, block_table):
+    for b, e, v in per_head_values(q_fp8, kv_cache, weights, context_lens, block_table, relu="clamp"):
         for n in range(n_count):
             r = b * n_count + n
             er = int(max(min(e[n], max_model_len), 0))
@@ -182,7 +186,8 @@ def deepgemm_ok(q, kv_cache, weights, context_lens, block_table, schedule_meta, 
     stride = -(-max(max_context_len, 1) // 256) * 256                 # DeepGEMM pads rows
     full = np.full((rows, stride), 12345.0, dtype=np.float32)         # garbage past E_r (valid-only)
     out = full[:, :max_context_len]
-    logits_into(out, q, kv_cache, weights, lens, block_table, max_context_len, tail="all" if clean_logits else "none")
+    logits_into(out, q, kv_cache, weights, lens, block_table, max_context_len, tail="all" if clean_logits else "none",
+                relu="clamp")
     return out
 
 
@@ -211,7 +216,7 @@ def aiter_fused_reads_normal(q_fp8, kv_cache, weights, out_logits, context_lens,
                              Preshuffle=False, KVBlockSize=1, ChunkK=256, **_):
     """Ignores Preshuffle: reads a SHUFFLE cache with NORMAL indexing."""
     logits_into(out_logits, q_fp8, kv_cache, weights, context_lens, block_table, max_model_len, tail="chunk",
-                chunk=ChunkK, layout="normal")
+                chunk=ChunkK, layout="normal", relu="clamp")
 
 
 def eager_dense_kv_stride(q, kv_cache, weights, context_lens, block_table, max_model_len):
@@ -229,7 +234,7 @@ def aiter_fused_dense_out(q_fp8, kv_cache, weights, out_logits, context_lens, bl
     dense = np.lib.stride_tricks.as_strided(out_logits, shape=(rows, cols), strides=(cols * 4, 4))
     layout = "shuffle" if Preshuffle else "normal"
     logits_into(dense, q_fp8, kv_cache, weights, context_lens, block_table, max_model_len, tail="chunk",
-                chunk=ChunkK, layout=layout)
+                chunk=ChunkK, layout=layout, relu="clamp")
 
 
 # ============================================================================ misbehaving ops (runner paths)

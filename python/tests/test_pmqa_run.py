@@ -248,6 +248,7 @@ class Runner(unittest.TestCase):
         self.assertEqual(got.contract, "clean")
         self.assertEqual(got.extra["convention"], "eager")
         self.assertEqual(got.extra["tolerance"], "fp32")
+        self.assertEqual(got.extra["nan"], "propagate")
         self.assertEqual(got.extra["runner"], "pmqa_run")
         self.assertNotIn("bench_ms", got.extra)
         self.assertEqual(got.kv_cache.tobytes(), src.kv_cache.tobytes())
@@ -355,9 +356,24 @@ class Runner(unittest.TestCase):
         self.assertEqual(got.contract, "valid-only")
         self.assertEqual(got.extra["num_sms"], "3")
         self.assertEqual(got.extra["tolerance"], "matrix-unit")
+        self.assertEqual(got.extra["nan"], "relu-clamp")
         status, text = self.run_op("deepgemm_ok", "deepgemm", "--skip-unsupported",
                                    "--metadata-fn", "run_standins:no_such_meta")
         self.assertEqual(status, 2)
+
+    def test_nan_rule_recorded_and_overridden(self):
+        status, text = self.run_op("eager_ok", "eager", "--skip-unsupported", "--nan", "relu-clamp")
+        self.assertEqual(status, 0, text)
+        self.assertEqual(pmqa_cases.read_case_file(self.out / "plain.safetensors").extra["nan"], "relu-clamp")
+        self.assertEqual(run_main(["--op", "run_standins:eager_ok", "--convention", "eager", "--nan", "clamp",
+                                   "--cases", str(self.cases), "--out", str(self.out)])[0], 2)
+
+    def test_bf16_logits_add_the_bf16_roundings_to_the_profile(self):
+        from pmqa_run.cli import _recorded_tolerance
+        self.assertEqual(_recorded_tolerance("matrix-unit", "bfloat16"), "matrix-unit-bf16")
+        self.assertEqual(_recorded_tolerance("fp32", "bfloat16"), "bf16-output")
+        self.assertEqual(_recorded_tolerance("matrix-unit", "float32"), "matrix-unit")
+        self.assertEqual({c.nan for c in CONVENTIONS.values() if c.name != "eager"}, {"relu-clamp"})
 
     def test_torch_backend_without_torch_is_a_usage_error(self):
         try:

@@ -32,21 +32,40 @@ std::optional<double> calc_diff(const std::vector<double>& x, const std::vector<
   return 1.0 - 2.0 * xy / sq;
 }
 
+double element_limit(const Case& c, const Reference& ref, const Tolerance& t, std::int64_t r, std::int64_t j) {
+  const double ref_unit = ref.precision == Precision::fp32 ? 0x1p-24 : 0x1p-53;
+  return t.element_limit(t.sigma(ref.noise_at(r, j), std::fabs(ref.at(r, j, NanRule::relu_clamp)),
+                                 static_cast<long>(c.head_dim), static_cast<long>(c.heads), ref_unit));
+}
+
 namespace {
+
+// Sums of (err / sigma)^2 over the compared cells of one region.
+struct RegionSums {
+  double z2 = 0;
+  std::int64_t cells = 0;
+  void add(double z) {
+    z2 += z * z;
+    ++cells;
+  }
+  double rms() const { return cells > 0 ? std::sqrt(z2 / static_cast<double>(cells)) : 0.0; }
+};
 
 class Comparer {
  public:
   Comparer(const Case& c, const Reference& ref, const OutputBuffer& out, const CompareOptions& o)
-      : c_(c), ref_(ref), out_(out), o_(o), ref_unit_(ref.precision == Precision::fp32 ? 0x1p-24 : 0x1p-53) {}
+      : c_(c), ref_(ref), out_(out), o_(o) {}
 
   Report run() {
     Report rep;
     rep.case_description = describe(c_);
     rep.contract = o_.contract;
     rep.tolerance = o_.tolerance.name;
+    rep.nan_rule = o_.nan;
     for (std::int64_t r = 0; r < c_.rows(); ++r) compare_row(r, rep);
+    judge_region(rep, rep.global, all_, {.gate = Gate::global});
     rep.guard_violations = out_.count_guard_violations();
-    if (cells_ > 0) rep.calc_diff = sum_sq_ == 0 ? 0.0 : 1.0 - 2.0 * sum_xy_ / sum_sq_;
+    if (all_.cells > 0) rep.calc_diff = sum_sq_ == 0 ? 0.0 : 1.0 - 2.0 * sum_xy_ / sum_sq_;
     return rep;
   }
 
@@ -54,11 +73,13 @@ class Comparer {
   void compare_row(std::int64_t r, Report& rep) {
     const std::int64_t e = ref_.valid(r);
     const std::int64_t last = o_.contract == Contract::clean ? c_.max_model_len : e;
+    RegionSums row, block;
     for (std::int64_t j = 0; j < last; ++j) {
       const double got = out_.at(r, j);
       ++rep.cells_checked;
+      if (j < e && j % c_.block_size == 0 && j > 0) close_block(rep, block, r, j / c_.block_size - 1);
       if (is_sentinel(out_.at(r, j))) {
-        record(rep, MismatchKind::unwritten, r, j, got, ref_.at(r, j), 0);
+        record(rep, MismatchKind::unwritten, r, j, got, ref_.at(r, j, o_.nan), 0);
         ++rep.unwritten;
         continue;
       }
@@ -69,12 +90,41 @@ class Comparer {
         }
         continue;
       }
-      compare_valid(r, j, got, rep);
+      compare_valid(r, j, got, rep, row, block);
+    }
+    if (e > 0) {
+      close_block(rep, block, r, (e - 1) / c_.block_size);
+      RegionMismatch where{.gate = Gate::row, .row = r, .b = r / c_.next_n, .n = r % c_.next_n};
+      judge_region(rep, rep.row, row, where);
     }
   }
 
-  void compare_valid(std::int64_t r, std::int64_t j, double got, Report& rep) {
-    const double want = ref_.at(r, j);
+  void close_block(Report& rep, RegionSums& block, std::int64_t r, std::int64_t logical) {
+    const std::int64_t b = r / c_.next_n;
+    RegionMismatch where{.gate = Gate::block, .row = r, .b = b, .n = r % c_.next_n, .logical_block = logical,
+                         .physical_block = c_.physical_block(b, logical)};
+    judge_region(rep, rep.block, block, where);
+    block = {};
+  }
+
+  void judge_region(Report& rep, GateSummary& gate, const RegionSums& sums, RegionMismatch where) {
+    if (sums.cells == 0) return;
+    where.cells = sums.cells;
+    where.rms = sums.rms();
+    where.limit = o_.tolerance.region_limit(sums.cells);
+    gate.worst = std::max(gate.worst, where.rms / where.limit);
+    if (!(where.rms <= where.limit)) {
+      ++gate.failing;
+      if (static_cast<int>(rep.regions.size()) < o_.max_listed) rep.regions.push_back(where);
+    }
+  }
+
+  void compare_valid(std::int64_t r, std::int64_t j, double got, Report& rep, RegionSums& row, RegionSums& block) {
+    const double propagated = ref_.at(r, j, NanRule::propagate);
+    const double want = ref_.at(r, j, o_.nan);
+    const double limit = element_limit(c_, ref_, o_.tolerance, r, j);
+    const double cell_sigma = limit / o_.tolerance.z_element;
+    if (std::isnan(propagated)) note_nan_behaviour(rep, got, ref_.at(r, j, NanRule::relu_clamp), limit);
     if (std::isnan(want) || std::isnan(got)) {
       if (std::isnan(want) != std::isnan(got)) {
         record(rep, MismatchKind::nan, r, j, got, want, 0);
@@ -90,18 +140,26 @@ class Comparer {
       return;
     }
     const double err = std::fabs(got - want);
-    const double bound = o_.tolerance.bound(ref_.magnitude_at(r, j), std::fabs(want), static_cast<long>(c_.head_dim),
-                                            static_cast<long>(c_.heads), ref_unit_);
+    const double z = err == 0 ? 0.0 : cell_sigma > 0 ? err / cell_sigma : INFINITY;
     rep.max_abs_error = std::max(rep.max_abs_error, err);
     if (want != 0) rep.max_rel_error = std::max(rep.max_rel_error, err / std::fabs(want));
-    if (err > 0) rep.worst_bound_ratio = std::max(rep.worst_bound_ratio, bound > 0 ? err / bound : INFINITY);
-    ++cells_;
+    if (err > 0) rep.worst_bound_ratio = std::max(rep.worst_bound_ratio, limit > 0 ? err / limit : INFINITY);
+    row.add(z);
+    block.add(z);
+    all_.add(z);
     sum_xy_ += got * want;
     sum_sq_ += got * got + want * want;
-    if (err > bound) {
-      record(rep, MismatchKind::value, r, j, got, want, bound);
+    if (!(err <= limit)) {
+      record(rep, MismatchKind::value, r, j, got, want, limit);
       ++rep.value_mismatches;
     }
+  }
+
+  static void note_nan_behaviour(Report& rep, double got, double clamped, double limit) {
+    ++rep.nan_seen.cells;
+    if (std::isnan(got)) ++rep.nan_seen.propagated;
+    else if (std::isfinite(got) && std::fabs(got - clamped) <= limit) ++rep.nan_seen.clamped;
+    else ++rep.nan_seen.other;
   }
 
   void record(Report& rep, MismatchKind kind, std::int64_t r, std::int64_t j, double got, double want, double bound) {
@@ -129,8 +187,7 @@ class Comparer {
   const Reference& ref_;
   const OutputBuffer& out_;
   const CompareOptions& o_;
-  double ref_unit_;
-  std::int64_t cells_ = 0;
+  RegionSums all_;
   double sum_xy_ = 0, sum_sq_ = 0;
 };
 
@@ -138,10 +195,20 @@ std::string describe_cell(const Mismatch& m) {
   std::ostringstream s;
   s << "row " << m.row << " (b=" << m.b << ", n=" << m.n << ", E_r=" << m.valid_keys << ") col " << m.col << ": "
     << to_string(m.kind) << ", got " << m.got << ", expected " << m.expected;
-  if (m.kind == MismatchKind::value) s << ", |diff| " << std::fabs(m.got - m.expected) << " > bound " << m.bound;
+  if (m.kind == MismatchKind::value) s << ", |diff| " << std::fabs(m.got - m.expected) << " > element limit " << m.bound;
   if (m.logical_block >= 0)
     s << " | logical block " << m.logical_block << " -> physical block " << m.physical_block << ", token "
       << m.token_in_block << ", value offset " << m.offset_in_block;
+  return s.str();
+}
+
+std::string describe_region(const RegionMismatch& g) {
+  std::ostringstream s;
+  s << to_string(g.gate) << " gate: ";
+  if (g.gate == Gate::global) s << "all valid cells";
+  else s << "row " << g.row << " (b=" << g.b << ", n=" << g.n << ")";
+  if (g.gate == Gate::block) s << " logical block " << g.logical_block << " -> physical block " << g.physical_block;
+  s << ", " << g.cells << " cell(s): rms err/sigma " << g.rms << " > limit " << g.limit;
   return s.str();
 }
 
@@ -154,36 +221,73 @@ Report compare(const Case& c, const Reference& ref, const OutputBuffer& out, con
                                 std::to_string(c.max_model_len) + "]");
   if (ref.rows != c.rows() || ref.cols != c.max_model_len)
     throw std::invalid_argument("compare: the reference was computed for another shape");
-  if (ref.magnitude.size() != ref.values.size())
-    throw std::invalid_argument("compare: the reference needs its magnitude (ReferenceOptions::with_magnitude)");
+  if (!ref.has_noise())
+    throw std::invalid_argument("compare: the reference needs its noise scales (ReferenceOptions::with_noise)");
   return Comparer(c, ref, out, options).run();
+}
+
+std::string NanBehaviour::describe() const {
+  if (cells == 0) return "no NaN term";
+  if (propagated == cells) return "propagate";
+  if (clamped == cells) return "relu-clamp";
+  return "mixed (" + std::to_string(propagated) + " propagated, " + std::to_string(clamped) + " clamped, " +
+         std::to_string(other) + " neither, of " + std::to_string(cells) + ")";
+}
+
+std::string Report::broken() const {
+  std::string out;
+  auto add = [&](bool on, std::string_view name) {
+    if (on) out += (out.empty() ? "" : ", ") + std::string(name);
+  };
+  add(value_mismatches > 0, "element");
+  add(block.failing > 0, "block");
+  add(row.failing > 0, "row");
+  add(global.failing > 0, "global");
+  add(nan_mismatches > 0, "NaN");
+  add(inf_pattern_errors > 0, "-inf pattern");
+  add(unwritten > 0, "unwritten");
+  add(guard_violations > 0, "guard");
+  return out;
 }
 
 std::string Report::to_text() const {
   std::ostringstream s;
   s << (passed() ? "PASS " : "FAIL ") << case_description << "\n";
-  s << "  contract " << to_string(contract) << ", tolerance " << tolerance << ": " << failures() << " failure(s) in "
-    << cells_checked << " checked cells\n";
+  s << "  contract " << to_string(contract) << ", tolerance " << tolerance << ", NaN rule " << to_string(nan_rule)
+    << ": " << failing_cells() << " failing cell(s), " << failing_regions() << " region(s) over their limit, in "
+    << cells_checked << " checked cells" << (passed() ? "" : " (broke: " + broken() + ")") << "\n";
+  s << "  gates, worst error over limit: element " << worst_bound_ratio << " (" << value_mismatches
+    << " over), block " << block.worst << " (" << block.failing << " over), row " << row.worst << " (" << row.failing
+    << " over), global " << global.worst << (global.failing ? " (over)" : "") << "\n";
   s << "  value mismatches " << value_mismatches << ", NaN mismatches " << nan_mismatches << ", -inf pattern errors "
     << inf_pattern_errors << ", unwritten " << unwritten << ", guard violations " << guard_violations << "\n";
-  s << "  max |out-ref| " << max_abs_error << " (rel " << max_rel_error << "), worst error/bound " << worst_bound_ratio
-    << ", calc_diff ";
+  if (nan_seen.cells > 0)
+    s << "  NaN terms in " << nan_seen.cells << " cell(s): the output showed " << nan_seen.describe() << "\n";
+  s << "  max |out-ref| " << max_abs_error << " (rel " << max_rel_error << "), calc_diff ";
   if (calc_diff) s << *calc_diff; else s << "n/a (no valid cell)";
   s << "\n";
   if (!first.empty()) {
     s << "  first mismatches:\n";
     for (const auto& m : first) s << "    " << describe_cell(m) << "\n";
   }
+  if (!regions.empty()) {
+    s << "  first regions over their limit:\n";
+    for (const auto& g : regions) s << "    " << describe_region(g) << "\n";
+  }
   if (!reproduce.empty()) s << "  reproduce: " << reproduce << "\n";
   return s.str();
 }
 
 nlohmann::json Report::to_json() const {
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(std::to_string(v)); };
   nlohmann::json j;
   j["passed"] = passed();
   j["case"] = case_description;
   j["contract"] = to_string(contract);
   j["tolerance"] = tolerance;
+  j["nan_rule"] = to_string(nan_rule);
+  j["nan_seen"] = nan_seen.describe();
+  j["broken"] = broken();
   j["cells_checked"] = cells_checked;
   j["value_mismatches"] = value_mismatches;
   j["nan_mismatches"] = nan_mismatches;
@@ -193,16 +297,24 @@ nlohmann::json Report::to_json() const {
   j["max_abs_error"] = max_abs_error;
   j["max_rel_error"] = max_rel_error;
   j["worst_bound_ratio"] = std::isfinite(worst_bound_ratio) ? nlohmann::json(worst_bound_ratio) : nlohmann::json("inf");
+  j["gates"] = {{"element", {{"worst", num(worst_bound_ratio)}, {"failing", value_mismatches}}},
+                {"block", {{"worst", num(block.worst)}, {"failing", block.failing}}},
+                {"row", {{"worst", num(row.worst)}, {"failing", row.failing}}},
+                {"global", {{"worst", num(global.worst)}, {"failing", global.failing}}}};
   j["calc_diff"] = calc_diff ? nlohmann::json(*calc_diff) : nlohmann::json(nullptr);
   auto& list = j["first_mismatches"] = nlohmann::json::array();
   for (const auto& m : first) {
-    auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(std::to_string(v)); };
     list.push_back({{"kind", to_string(m.kind)}, {"row", m.row}, {"col", m.col}, {"b", m.b}, {"n", m.n},
                     {"valid_keys", m.valid_keys}, {"logical_block", m.logical_block},
                     {"physical_block", m.physical_block}, {"token_in_block", m.token_in_block},
                     {"offset_in_block", m.offset_in_block}, {"got", num(m.got)}, {"expected", num(m.expected)},
                     {"bound", m.bound}});
   }
+  auto& regions_json = j["regions_over_limit"] = nlohmann::json::array();
+  for (const auto& g : regions)
+    regions_json.push_back({{"gate", to_string(g.gate)}, {"row", g.row}, {"b", g.b}, {"n", g.n},
+                            {"logical_block", g.logical_block}, {"physical_block", g.physical_block},
+                            {"cells", g.cells}, {"rms", num(g.rms)}, {"limit", g.limit}});
   j["reproduce"] = reproduce;
   return j;
 }

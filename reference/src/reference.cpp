@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <atomic>
 #include <limits>
 #include <thread>
@@ -33,14 +34,27 @@ S relu_keep_nan(S x) {
   return x < S(0) ? S(0) : x;
 }
 
+// relu as max(x, 0) computes it on the tensor-core kernels (spec §1.1, relu-clamp): NaN gives 0.
+template <class S>
+S relu_clamp(S x) {
+  return x > S(0) ? x : S(0);
+}
+
+template <class S>
+S nan_to_zero(S x) {
+  return x == x ? x : S(0);
+}
+
 template <class S>
 using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class S>
+using RowVec = Eigen::Matrix<S, 1, Eigen::Dynamic>;
 
 template <class S>
 class SequenceChunk {
  public:
-  SequenceChunk(const Case& c, const std::array<S, 256>& lut, bool with_magnitude)
-      : c_(c), lut_(lut), mag_(with_magnitude), kv_(c) {}
+  SequenceChunk(const Case& c, const std::array<S, 256>& lut, bool with_noise, std::atomic<bool>& any_nan)
+      : c_(c), lut_(lut), noise_(with_noise), any_nan_(any_nan), kv_(c) {}
 
   void run(const WorkItem& item, Reference& ref) {
     const std::int64_t N = c_.next_n, H = c_.heads, D = c_.head_dim, bs = c_.block_size;
@@ -68,25 +82,46 @@ class SequenceChunk {
       }
     }
 
-    s_.noalias() = q_ * k_.transpose();  // [N*H, keys]
-    if (mag_) a_.noalias() = q_.cwiseAbs() * k_.cwiseAbs().transpose();
+    s_.noalias() = q_ * k_.transpose();  // [N*H, keys]: every head's dot with every key
+    if (noise_) sq_.noalias() = q_.array().square().matrix() * k_.array().square().matrix().transpose();  // |q_h o k|^2
 
     for (std::int64_t n = 0; n < N; ++n) {
       const std::int64_t r = item.b * N + n;
       const std::int64_t valid = std::clamp<std::int64_t>(c_.valid_keys(r) - j0, 0, keys);
       if (valid == 0) continue;
-      const auto w = Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic>>(c_.weights.data() + r * H, H).template cast<S>();
+      const auto w = Eigen::Map<const RowVec<float>>(c_.weights.data() + r * H, H).template cast<S>();
       const auto sc = scale_.head(valid).transpose().array();
-      // relu(s * dot): NaN must survive the max (a kernel that maps NaN to 0 hides corrupt data).
-      const Eigen::Matrix<S, 1, Eigen::Dynamic> logits =
-          w * (s_.block(n * H, 0, H, valid).array().rowwise() * sc).unaryExpr(&relu_keep_nan<S>).matrix();
-      double* out = ref.values.data() + ref.row_begin[r] + j0;
-      for (std::int64_t j = 0; j < valid; ++j) out[j] = static_cast<double>(logits(j));
-      if (mag_) {
-        const Eigen::Matrix<S, 1, Eigen::Dynamic> m =
-            w.cwiseAbs() * (a_.block(n * H, 0, H, valid).array().rowwise() * sc).matrix();
-        double* mo = ref.magnitude.data() + ref.row_begin[r] + j0;
-        for (std::int64_t j = 0; j < valid; ++j) mo[j] = static_cast<double>(m(j));
+      const auto dots = s_.block(n * H, 0, H, valid);
+      const Mat<S> x = (dots.array().rowwise() * sc).matrix();  // s * dot_h, [H, valid]
+      const RowVec<S> logits = w * x.unaryExpr(&relu_keep_nan<S>);
+      const std::size_t at = static_cast<std::size_t>(ref.row_begin[r] + j0);
+      for (std::int64_t j = 0; j < valid; ++j) ref.values[at + j] = static_cast<double>(logits(j));
+
+      const bool nan_terms = x.hasNaN();
+      if (nan_terms) any_nan_.store(true, std::memory_order_relaxed);
+      if (!nan_terms && !noise_) {
+        for (std::int64_t j = 0; j < valid; ++j) ref.clamped[at + j] = ref.values[at + j];
+        continue;
+      }
+      const Mat<S> clamped = x.unaryExpr(&relu_clamp<S>);
+      const RowVec<S> logits_clamped = nan_terms ? RowVec<S>(w * clamped) : logits;
+      for (std::int64_t j = 0; j < valid; ++j) ref.clamped[at + j] = static_cast<double>(logits_clamped(j));
+      if (!noise_) continue;
+
+      // tolerance.hpp's scales, with relu-clamp's terms (a NaN head term counts 0; under the
+      // propagate rule such a cell is NaN and not measured against noise).
+      const RowVec<S> w2 = w.array().square().matrix();
+      const Mat<S> partial_d = (S(0.5) * sq_.block(n * H, 0, H, valid).array() + dots.array().square() / S(3))
+                                   .unaryExpr(&nan_to_zero<S>)
+                                   .matrix();
+      const RowVec<S> over_d2 = (w2 * partial_d).array() * sc.square();
+      const RowVec<S> terms2 = w2 * clamped.array().square().matrix();
+      for (std::int64_t j = 0; j < valid; ++j) {
+        const double t2 = static_cast<double>(terms2(j));
+        const double logit = static_cast<double>(logits_clamped(j));
+        ref.noise_d[at + j] = static_cast<float>(std::sqrt(static_cast<double>(over_d2(j))));
+        ref.noise_h[at + j] = static_cast<float>(std::sqrt(0.5 * t2 + logit * logit / 3.0));
+        ref.noise_t[at + j] = static_cast<float>(std::sqrt(t2));
       }
     }
   }
@@ -94,9 +129,10 @@ class SequenceChunk {
  private:
   const Case& c_;
   const std::array<S, 256>& lut_;
-  bool mag_;
+  bool noise_;
+  std::atomic<bool>& any_nan_;
   KvReader kv_;
-  Mat<S> q_, k_, s_, a_;
+  Mat<S> q_, k_, s_, sq_;
   Eigen::Matrix<S, Eigen::Dynamic, 1> scale_;
 };
 
@@ -112,7 +148,7 @@ std::vector<WorkItem> plan(const Case& c) {
 }
 
 template <class S>
-void run_items(const Case& c, const std::vector<WorkItem>& items, Reference& ref, const ReferenceOptions& o) {
+bool run_items(const Case& c, const std::vector<WorkItem>& items, Reference& ref, const ReferenceOptions& o) {
   std::array<S, 256> lut;
   for (int i = 0; i < 256; ++i) lut[static_cast<std::size_t>(i)] = static_cast<S>(decode_fp8(c.fp8, static_cast<std::uint8_t>(i)));
 
@@ -124,16 +160,18 @@ void run_items(const Case& c, const std::vector<WorkItem>& items, Reference& ref
   threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), std::max<std::size_t>(1, items.size())));
 
   std::atomic<std::size_t> next{0};
+  std::atomic<bool> any_nan{false};
   auto worker = [&] {
-    SequenceChunk<S> chunk(c, lut, o.with_magnitude);
+    SequenceChunk<S> chunk(c, lut, o.with_noise, any_nan);
     for (std::size_t i; (i = next.fetch_add(1)) < items.size();) chunk.run(items[i], ref);
   };
   if (threads == 1) {
     worker();
-    return;
+  } else {
+    std::vector<std::jthread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
   }
-  std::vector<std::jthread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+  return any_nan.load();
 }
 
 }  // namespace
@@ -148,12 +186,19 @@ Reference compute_reference(const Case& c, const ReferenceOptions& options) {
   ref.row_begin[0] = 0;
   for (std::int64_t r = 0; r < ref.rows; ++r)
     ref.row_begin[r + 1] = ref.row_begin[r] + std::max<std::int64_t>(0, c.valid_keys(r));
-  ref.values.assign(static_cast<std::size_t>(ref.row_begin.back()), std::numeric_limits<double>::quiet_NaN());
-  if (options.with_magnitude) ref.magnitude.assign(ref.values.size(), 0.0);
+  const auto cells = static_cast<std::size_t>(ref.row_begin.back());
+  ref.values.assign(cells, std::numeric_limits<double>::quiet_NaN());
+  ref.clamped.assign(cells, std::numeric_limits<double>::quiet_NaN());
+  if (options.with_noise) {
+    ref.noise_d.assign(cells, 0.0f);
+    ref.noise_h.assign(cells, 0.0f);
+    ref.noise_t.assign(cells, 0.0f);
+  }
 
   const auto items = plan(c);
-  if (options.precision == Precision::fp32) run_items<float>(c, items, ref, options);
-  else run_items<double>(c, items, ref, options);
+  const bool nan_terms = options.precision == Precision::fp32 ? run_items<float>(c, items, ref, options)
+                                                              : run_items<double>(c, items, ref, options);
+  if (!nan_terms) ref.clamped = {};  // both rules give the same logits
   return ref;
 }
 
@@ -162,6 +207,13 @@ std::vector<float> dense_logits(const Reference& ref) {
   for (std::int64_t r = 0; r < ref.rows; ++r)
     for (std::int64_t j = 0; j < ref.valid(r); ++j)
       out[static_cast<std::size_t>(r * ref.cols + j)] = static_cast<float>(ref.at(r, j));
+  return out;
+}
+
+OutputBuffer as_output(const Reference& ref, NanRule rule) {
+  OutputBuffer out(ref.rows, ref.cols);
+  for (std::int64_t r = 0; r < ref.rows; ++r)
+    for (std::int64_t j = 0; j < ref.cols; ++j) out.at(r, j) = static_cast<float>(ref.at(r, j, rule));
   return out;
 }
 

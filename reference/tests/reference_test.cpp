@@ -37,6 +37,38 @@ Case hand_case() {
   return c;
 }
 
+TEST(Reference, BothNanRules) {
+  Case c = hand_case();
+  // Key 2's first value becomes the NaN code: every head's dot with key 2 is NaN.
+  c.kv_cache[static_cast<std::size_t>(c.block_table[1] * c.block_stride)] = 0x7F;
+  // Head 1's q becomes NaN in its first element: head 1's term is NaN for every key.
+  Case q_nan = hand_case();
+  q_nan.q[2] = 0x7F;
+  for (auto p : {Precision::fp32, Precision::fp64}) {
+    const Reference ref = compute_reference(c, {.precision = p});
+    ASSERT_TRUE(ref.has_nan_terms());
+    EXPECT_TRUE(std::isnan(ref.at(0, 2)));                 // propagate: the cell is NaN
+    EXPECT_EQ(ref.at(0, 2, NanRule::relu_clamp), 0.0);     // relu-clamp: every head counts 0
+    EXPECT_EQ(ref.at(0, 1), 22.0);                         // other cells agree under both rules
+    EXPECT_EQ(ref.at(0, 1, NanRule::relu_clamp), 22.0);
+    EXPECT_EQ(ref.noise_at(0, 2).terms, 0.0f);
+
+    const Reference one_head = compute_reference(q_nan, {.precision = p});
+    EXPECT_TRUE(std::isnan(one_head.at(0, 1)));
+    EXPECT_EQ(one_head.at(0, 1, NanRule::relu_clamp), 6.0);  // head 0 alone: 0.5 * relu(2 * 6)
+    EXPECT_EQ(one_head.at(0, 0, NanRule::relu_clamp), 0.75);
+  }
+}
+
+TEST(Reference, AsOutputIsTheCleanContractOutput) {
+  const Reference ref = compute_reference(hand_case());
+  const OutputBuffer out = as_output(ref);
+  EXPECT_EQ(out.rows(), 1);
+  EXPECT_EQ(out.at(0, 1), 22.0f);
+  EXPECT_EQ(out.at(0, 4), -INFINITY);
+  EXPECT_EQ(out.count_guard_violations(), 0);
+}
+
 TEST(Reference, HandComputedCase) {
   const Case c = hand_case();
   // key 0: dots (3, -0.5) * s 0.5 -> relu (1.5, 0) -> 0.5*1.5 = 0.75
@@ -50,8 +82,14 @@ TEST(Reference, HandComputedCase) {
     EXPECT_EQ(ref.at(0, 2), 0.125);
     EXPECT_EQ(ref.at(0, 3), -INFINITY);
     EXPECT_EQ(ref.at(0, 4), -INFINITY);
-    // A = sum_h |w| s sum_d |q k|: key 1 = 0.5*2*(2+8) + 2*2*(2+2) = 10 + 16
-    EXPECT_EQ(ref.magnitude_at(0, 1), 26.0);
+    // Key 1's noise scales (tolerance.hpp): head 0 terms q o k = (-2, 8), dot 6; head 1 (2, 2), dot 4;
+    // (w s) = (1, 4); the head terms t = w relu(s dot) = (6, 16), logit 22.
+    const NoiseScales n = ref.noise_at(0, 1);
+    EXPECT_NEAR(n.over_d, std::sqrt(1.0 * (68 / 2.0 + 36 / 3.0) + 16.0 * (8 / 2.0 + 16 / 3.0)), 1e-5);
+    EXPECT_NEAR(n.terms, std::sqrt(36.0 + 256.0), 1e-5);
+    EXPECT_NEAR(n.over_h, std::sqrt(292 / 2.0 + 22.0 * 22.0 / 3.0), 1e-5);
+    EXPECT_FALSE(ref.has_nan_terms());
+    EXPECT_EQ(ref.at(0, 1, NanRule::relu_clamp), 22.0);
   }
   const auto dense = dense_logits(compute_reference(c));
   ASSERT_EQ(dense.size(), 5u);

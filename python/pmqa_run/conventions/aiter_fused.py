@@ -31,6 +31,7 @@ class AiterFused(Convention):
     name = "aiter-fused"
     contract = "valid-only"
     tolerance = "matrix-unit"
+    nan = "relu-clamp"  # relu is max(x, 0) on the tensor cores: a NaN term counts 0
     signature = ("op(q_fp8, kv_cache, weights, out_logits, context_lens[B], block_table, max_model_len, "
                  "Preshuffle=, KVBlockSize=, ChunkK=256)")
     reserved_kwargs = ("Preshuffle", "KVBlockSize")

@@ -31,6 +31,7 @@ class AiterStage1(Convention):
     name = "aiter-stage1"
     contract = "clean"
     tolerance = "matrix-unit"
+    nan = "relu-clamp"  # relu is max(x, 0) on the tensor cores: a NaN term counts 0
     signature = ("op(q_fp8, kv_cache[num_blocks, 1, 1, D+4], weights, out_qk[H, B*N, max_model_len] (-inf), "
                  "context_lens[B], block_table, max_model_len); logits = out_qk.sum(0)")
 

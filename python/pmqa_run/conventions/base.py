@@ -21,6 +21,7 @@ class Convention:
     name = "?"
     contract = "clean"          # the output contract pmqa verify checks (spec §1.3)
     tolerance = "fp32"          # the default tolerance profile recorded in the output file
+    nan = "propagate"           # what the library's relu does with NaN (spec §1.1), recorded for pmqa verify
     signature = "?"             # how the op is called, for --help and messages
     reserved_kwargs: Tuple[str, ...] = ()  # keyword arguments the convention derives from the case
 

@@ -33,6 +33,7 @@ class DeepGemm(Convention):
     name = "deepgemm"
     contract = "valid-only"
     tolerance = "matrix-unit"
+    nan = "relu-clamp"  # relu is max(x, 0) on the tensor cores: a NaN term counts 0
     signature = ("op(q_fp8, kv_cache, weights, context_lens[B, N], block_table, schedule_meta, max_model_len) "
                  "-> logits; schedule_meta = metadata_fn(context_lens[B, N], block_size, num_sms)")
 

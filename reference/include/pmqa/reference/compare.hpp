@@ -19,11 +19,12 @@ namespace pmqa {
 struct CompareOptions {
   Contract contract = Contract::clean;
   Tolerance tolerance = Tolerance::fp32();
-  int max_listed = 10;  // mismatches decoded in the report
+  NanRule nan = NanRule::propagate;  // which NaN behaviour the kernel is allowed (spec §1.1)
+  int max_listed = 10;  // mismatches (and regions) decoded in the report
 };
 
 enum class MismatchKind : std::uint8_t {
-  value,        // both finite, |out - ref| > bound
+  value,        // both finite, |out - ref| > the element gate's limit
   nan,          // NaN where the reference is finite, or finite/inf where it is NaN
   inf_pattern,  // -inf expected and something else found, or +-inf where a finite value is due
   unwritten,    // the sentinel survived in a cell the contract says must be written
@@ -43,10 +44,38 @@ struct Mismatch {
   double got = 0, expected = 0, bound = 0;
 };
 
+// A region (a (row, logical block), a row, or the whole output) whose errors broke its gate:
+// rms(err / sigma) over its compared cells above Tolerance::region_limit(cells).
+struct RegionMismatch {
+  Gate gate = Gate::block;
+  std::int64_t row = -1;             // -1 for the global gate
+  std::int64_t b = -1, n = -1;
+  std::int64_t logical_block = -1;   // block gate only
+  std::int64_t physical_block = -1;  // block gate only
+  std::int64_t cells = 0;
+  double rms = 0, limit = 0;
+};
+
+// One gate over the whole output: its worst statistic over its limit, and how many cells (element
+// gate) or regions (the others) broke it.
+struct GateSummary {
+  double worst = 0;
+  std::int64_t failing = 0;
+};
+
+// What the output did in the cells that hold a NaN head term (spec §1.1): kept the NaN
+// (propagate), held the relu-clamp logit within the element gate (relu-clamp), or neither.
+struct NanBehaviour {
+  std::int64_t cells = 0;  // valid cells with a NaN head term
+  std::int64_t propagated = 0, clamped = 0, other = 0;
+  std::string describe() const;  // "no NaN term", "propagate", "relu-clamp" or "mixed (...)"
+};
+
 struct Report {
   std::string case_description;  // describe(case)
   Contract contract = Contract::clean;
   std::string tolerance;
+  NanRule nan_rule = NanRule::propagate;
 
   std::int64_t cells_checked = 0;  // cells the contract compares
   std::int64_t value_mismatches = 0;
@@ -57,16 +86,24 @@ struct Report {
 
   double max_abs_error = 0;    // over finite valid cells
   double max_rel_error = 0;    // |out - ref| / |ref| over finite valid cells with ref != 0
-  double worst_bound_ratio = 0;  // max |out - ref| / bound (0/0 counts as 0)
+  double worst_bound_ratio = 0;  // the element gate: max |out - ref| / limit (0/0 counts as 0)
+  GateSummary block, row, global;  // the region gates (value_mismatches counts the element gate's cells)
+  NanBehaviour nan_seen;
   std::optional<double> calc_diff;  // DeepGEMM's metric over finite valid cells; none if no cell
 
-  std::vector<Mismatch> first;  // up to max_listed, in (row, col) order
-  std::string reproduce;        // one command that reproduces this case (set by the caller)
+  std::vector<Mismatch> first;           // up to max_listed, in (row, col) order
+  std::vector<RegionMismatch> regions;   // up to max_listed, blocks and rows in row order, then global
+  std::string reproduce;                 // one command that reproduces this case (set by the caller)
 
-  std::int64_t failures() const noexcept {
+  std::int64_t failing_cells() const noexcept {
     return value_mismatches + nan_mismatches + inf_pattern_errors + unwritten + guard_violations;
   }
+  std::int64_t failing_regions() const noexcept { return block.failing + row.failing + global.failing; }
+  std::int64_t failures() const noexcept { return failing_cells() + failing_regions(); }
   bool passed() const noexcept { return failures() == 0; }
+  // The gates a failing output broke, in the order element, block, row, global (the cell checks
+  // -inf pattern, NaN, unwritten and guard are named too): "element, block" or "-inf pattern".
+  std::string broken() const;
   std::string to_text() const;
   nlohmann::json to_json() const;
 };
@@ -75,7 +112,10 @@ struct Report {
 // Empty inputs give std::nullopt: a metric over nothing must not read as a pass.
 std::optional<double> calc_diff(const std::vector<double>& x, const std::vector<double>& y);
 
-// Compares out (with guard cells) to ref (with magnitude) under the contract and tolerance.
+// The element gate's limit at valid cell (r, j): what compare() allows there.
+double element_limit(const Case& c, const Reference& ref, const Tolerance& tolerance, std::int64_t r, std::int64_t j);
+
+// Compares out (with guard cells) to ref (with its noise scales) under the contract, tolerance and NaN rule.
 Report compare(const Case& c, const Reference& ref, const OutputBuffer& out, const CompareOptions& options = {});
 
 }  // namespace pmqa

@@ -1,0 +1,252 @@
+// The judge against the world (../shared/realworld): real kernels' outputs on the standard suite
+// (AITER's Triton fused and stage-1, vLLM's eager op, DeepGEMM with fp32 and bf16 logits), each
+// with the verdict a correct judge must reach. Every file is judged as `pmqa verify` judges it
+// (its recorded contract and tolerance, the default NaN rule); no file is treated apart from the
+// others: a failing file must fail for the reason its class gives, through the rules below.
+//
+// Then every correct output is mutated as real bugs mutate outputs (fixtures/output_mutants.hpp)
+// and judged under every tolerance profile: the mutants must fail.
+//
+// Run the binary directly to see the false-alarm and detection tables it prints.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "pmqa/fixtures/case_file.hpp"
+#include "pmqa/fixtures/judge_file.hpp"
+#include "pmqa/fixtures/output_mutants.hpp"
+
+namespace pmqa {
+namespace {
+namespace fs = std::filesystem;
+
+struct Entry {
+  std::string peer, file, case_name, verdict, klass, why;
+  CaseFile f;
+  std::shared_ptr<const Reference> oracle;
+};
+
+// PMQA_REALWORLD_DIR holds expected.json; PMQA_REALWORLD_OUTPUTS the unpacked outputs/ folder
+// (CTest unpacks outputs.tar.xz there before this test runs). The build's defaults stand in for
+// either when unset.
+const char* setting(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+struct Corpus {
+  std::string missing;  // why there is no corpus, if there is none
+  std::vector<Entry> entries;
+};
+
+const Corpus& corpus() {
+  static const Corpus c = [] {
+    Corpus out;
+    const char* dir = setting("PMQA_REALWORLD_DIR", PMQA_REALWORLD_DIR_DEFAULT);
+    const char* outputs = setting("PMQA_REALWORLD_OUTPUTS", PMQA_REALWORLD_OUTPUTS_DEFAULT);
+    if (!fs::exists(fs::path(dir) / "expected.json") || !fs::is_directory(outputs)) {
+      out.missing = std::string("the real-world corpus was not found (expected.json in ") + dir + ", its outputs in " +
+                    outputs + "; CI has it in ../shared/realworld beside the clone)";
+      return out;
+    }
+    std::ifstream in(fs::path(dir) / "expected.json");
+    const auto j = nlohmann::json::parse(in);
+    for (const auto& e : j.at("files")) {
+      Entry x{e.at("peer"), e.at("file"), e.at("case"), e.at("verdict"), e.at("class"), e.at("why")};
+      const fs::path path = fs::path(outputs).parent_path() / x.file;  // "outputs/<peer>/<case>.safetensors"
+      x.f = read_case_file(path);
+      x.oracle = std::make_shared<const Reference>(
+          compute_reference(x.f.c, {.precision = Precision::fp64, .with_noise = true}));
+      out.entries.push_back(std::move(x));
+    }
+    return out;
+  }();
+  return c;
+}
+
+#define PMQA_NEED_CORPUS()                                    \
+  do {                                                        \
+    if (!corpus().missing.empty()) GTEST_SKIP() << corpus().missing; \
+  } while (0)
+
+Report judge(const Entry& e, const JudgeOverrides& o = {}, int max_listed = 10) {
+  CompareOptions options = file_compare_options(e.f, e.file, o);
+  options.max_listed = max_listed;
+  return compare(e.f.c, *e.oracle, file_output(e.f, e.file), options);
+}
+
+double worst_gate(const Report& r) {
+  return std::max({r.worst_bound_ratio, r.block.worst, r.row.worst, r.global.worst});
+}
+
+// Why a `fail` file fails, as a rule on the report: each reason class of the corpus (its "why"),
+// never a file. A failing file whose reason has no rule is a test failure: add the rule.
+struct FailureRule {
+  const char* why_contains;
+  // "" when the report shows the stated failure, else what it shows instead.
+  std::function<std::string(const Case&, const Report&)> shows;
+};
+
+// "" when every failing cell is explained by the reason (`fits`) and at least one shows it, else
+// the first cell that does not fit. A cell with a NaN head term that failed as NaN is explained by
+// the NaN rule (a tensor-core kernel clamps it; the file is judged under propagate), not by the
+// reason: a file can show both.
+std::string explained(const Report& r, const std::function<bool(const Mismatch&)>& fits, const char* want) {
+  bool shown = false;
+  for (const auto& m : r.first) {
+    if (fits(m)) {
+      shown = true;
+      continue;
+    }
+    if (m.kind == MismatchKind::nan && std::isnan(m.expected)) continue;
+    return "row " + std::to_string(m.row) + " col " + std::to_string(m.col) + " failed as " +
+           std::string(to_string(m.kind)) + ", not " + want;
+  }
+  return shown ? "" : std::string("no failing cell shows ") + want;
+}
+
+const std::vector<FailureRule>& failure_rules() {
+  static const std::vector<FailureRule> rules = {
+      // A store of whole 256-column chunks past max_model_len lands in the next row of the
+      // [H, B*N, max_model_len] buffer (the next head's row 0 after the last row) as -inf, the
+      // chunk's masked keys: -inf where valid logits are due, in a row's first 255 columns.
+      {"store is unmasked",
+       [](const Case&, const Report& r) {
+         return explained(r, [](const Mismatch& m) {
+           return m.kind == MismatchKind::inf_pattern && m.got == -INFINITY && m.col < 255;
+         }, "-inf in a row's first 255 columns");
+       }},
+      // The values and scales of a block read as if each token were D+4 contiguous bytes: wrong
+      // numbers, so the element gate breaks; only a block_size > 1, next_n > 1 case can show it.
+      {"splits each token's D+4 bytes",
+       [](const Case& c, const Report& r) -> std::string {
+         if (c.next_n < 2 || c.block_size < 2) return "the case is not one the reason applies to";
+         if (r.value_mismatches == 0) return "no element-gate failure (broke: " + r.broken() + ")";
+         return "";
+       }},
+      // DeepGEMM computes row (b, n) only up to context_lens[b][N-1]: the failing cells are the
+      // ones past it (never written), in a case whose 2-D lengths fall with n.
+      {"2-D context_lens fall with n",
+       [](const Case& c, const Report& r) -> std::string {
+         if (!c.context_lens_2d) return "the case has 1-D lengths";
+         return explained(r, [&c](const Mismatch& m) {
+           return m.col >= c.context_lens[static_cast<std::size_t>(m.b * c.next_n + c.next_n - 1)];
+         }, "a cell past the last row's length");
+       }},
+  };
+  return rules;
+}
+
+TEST(RealWorldCorpus, EveryFileGetsItsExpectedVerdict) {
+  PMQA_NEED_CORPUS();
+  struct PeerRow {
+    int files = 0, right = 0;
+    double worst[4] = {0, 0, 0, 0};  // element, block, row, global over the correct files
+    std::string profile;
+  };
+  std::map<std::string, PeerRow> table;
+  for (const auto& e : corpus().entries) {
+    PeerRow& row = table[e.peer];
+    ++row.files;
+    row.profile = file_compare_options(e.f, e.file).tolerance.name;
+    const Report r = judge(e, {}, 1 << 20);
+    bool right = false;
+    if (e.verdict == "pass") {
+      right = r.passed();
+      EXPECT_TRUE(r.passed()) << e.file << ": a false alarm\n" << r.to_text();
+      const double w[4] = {r.worst_bound_ratio, r.block.worst, r.row.worst, r.global.worst};
+      for (int i = 0; i < 4; ++i) row.worst[i] = std::max(row.worst[i], w[i]);
+      EXPECT_LE(worst_gate(r), 0.1) << e.file << ": a correct output sits within 10x of a gate";
+    } else if (e.verdict == "nan-clamped") {
+      // Wrong under propagate (the default) only where a NaN term sits, right under relu-clamp.
+      const bool only_nan = !r.passed() && r.broken() == "NaN" && r.nan_seen.describe() == "relu-clamp";
+      const Report clamp = judge(e, {.nan = NanRule::relu_clamp});
+      right = only_nan && clamp.passed();
+      EXPECT_TRUE(only_nan) << e.file << ": should fail only on NaN cells, showing relu-clamp\n" << r.to_text();
+      EXPECT_TRUE(clamp.passed()) << e.file << ": should pass under --nan relu-clamp\n" << clamp.to_text();
+    } else {
+      ASSERT_EQ(e.verdict, "fail") << e.file;
+      const FailureRule* rule = nullptr;
+      for (const auto& candidate : failure_rules())
+        if (e.why.find(candidate.why_contains) != std::string::npos) rule = &candidate;
+      ASSERT_NE(rule, nullptr) << e.file << ": no rule for the reason \"" << e.why << "\"";
+      const std::string shows = r.passed() ? "it passed" : rule->shows(e.f.c, r);
+      right = shows.empty();
+      EXPECT_TRUE(right) << e.file << ": should fail because " << e.why << "; instead " << shows << "\n"
+                         << r.to_text().substr(0, 4000);
+    }
+    row.right += right ? 1 : 0;
+  }
+  std::printf("\nfalse-alarm table: every file of ../shared/realworld judged as pmqa verify judges it\n");
+  std::printf("%-20s %-12s %6s %14s   %-38s\n", "peer", "profile", "files", "judged right",
+              "worst over limit (element/block/row/global) of correct files");
+  for (const auto& [peer, row] : table)
+    std::printf("%-20s %-12s %6d %8d/%-5d   %.3g / %.3g / %.3g / %.3g\n", peer.c_str(), row.profile.c_str(), row.files,
+                row.right, row.files, row.worst[0], row.worst[1], row.worst[2], row.worst[3]);
+}
+
+TEST(RealWorldCorpus, MutantsOfCorrectOutputsFailUnderEveryProfile) {
+  PMQA_NEED_CORPUS();
+  // (profile, mutant) -> tally over every correct file with a finite non-zero valid cell.
+  std::map<std::string, std::map<std::string, fixtures::MutantTally>> table;
+  std::vector<std::string> order;
+  std::map<std::string, int> outputs;  // correct outputs studied per profile
+  for (const auto& e : corpus().entries) {
+    if (e.verdict != "pass") continue;
+    for (const auto& name : Tolerance::names()) {
+      const Tolerance t = Tolerance::named(name);
+      const CompareOptions options = file_compare_options(e.f, e.file, {.tolerance = t});
+      const OutputBuffer out = file_output(e.f, e.file);
+      // A profile tighter than the kernel's own (fp32 for a matrix-unit kernel) is not one its
+      // output is correct under: only outputs that pass a profile measure what it catches.
+      if (!compare(e.f.c, *e.oracle, out, options).passed()) continue;
+      ++outputs[name];
+      for (const auto& m : fixtures::study_output_mutants(e.f.c, *e.oracle, out, options)) {
+        if (std::find(order.begin(), order.end(), m.name) == order.end()) order.push_back(m.name);
+        auto& total = table[name][m.name];
+        total.name = m.name;
+        total.caught += m.caught;
+        total.tried += m.tried;
+        if (m.tried == 1)  // the one-of-a-kind mutants must all fail; the rest are rates
+          EXPECT_TRUE(m.whole()) << e.file << " under " << name << ": " << m.name << " passed in "
+                                 << m.tried - m.caught << " of " << m.tried;
+      }
+    }
+  }
+  std::printf("\ndetection table: mutants of the correct outputs of ../shared/realworld, caught / tried\n%-22s",
+              "mutant");
+  for (const auto& name : Tolerance::names()) std::printf(" %20s", name.c_str());
+  std::printf("\n%-22s", "(correct outputs)");
+  for (const auto& name : Tolerance::names()) std::printf(" %20d", outputs[name]);
+  std::printf("\n");
+  for (const auto& m : order) {
+    std::printf("%-22s", m.c_str());
+    for (const auto& name : Tolerance::names()) {
+      const auto& t = table[name][m];
+      char cell[64];
+      std::snprintf(cell, sizeof cell, "%lld/%lld %.4f", static_cast<long long>(t.caught),
+                    static_cast<long long>(t.tried), t.rate());
+      std::printf(" %20s", cell);
+    }
+    std::printf("\n");
+  }
+  for (const auto& name : Tolerance::names()) {
+    EXPECT_GT(outputs[name], 0) << "no correct output passes " << name;
+    for (const char* m : {"cell x2", "cell x0.5"})
+      EXPECT_GE(table[name][m].rate(), 0.95) << m << " under " << name;
+  }
+}
+
+}  // namespace
+}  // namespace pmqa
