@@ -1,4 +1,5 @@
 // The comparison must pass a correct output and flag each planted defect (issue 2's list).
+#include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -171,6 +172,125 @@ TEST_F(CompareTest, ReportJson) {
   EXPECT_EQ(j["nan_mismatches"], 1);
   EXPECT_EQ(j["first_mismatches"][0]["row"], 1);
   EXPECT_EQ(j["first_mismatches"][0]["kind"], "nan");
+}
+
+// Sets every valid cell of row r in [from, to) to ref + z * sigma: an error of z noise units,
+// inside the element gate for z < z_element.
+void offset_cells(OutputBuffer& out, const Case& c, const Reference& ref, const Tolerance& t, std::int64_t r,
+                  std::int64_t from, std::int64_t to, double z) {
+  for (std::int64_t j = from; j < std::min(to, ref.valid(r)); ++j)
+    out.at(r, j) = static_cast<float>(ref.at(r, j) + z * element_limit(c, ref, t, r, j) / t.z_element);
+}
+
+// One page whose every cell errs by half its element limit, the same way (a scale slightly off):
+// no cell breaks the element gate, the page's block does.
+TEST_F(CompareTest, BlockGateCatchesOnePageSlightlyOff) {
+  const Tolerance t = Tolerance::matrix_unit();
+  OutputBuffer out = as_output(ref_);
+  offset_cells(out, c_, ref_, t, 0, 32, 48, 0.5 * t.z_element);
+  const Report r = compare(c_, ref_, out, {.tolerance = t});
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.broken(), "block") << r.to_text();
+  EXPECT_EQ(r.block.failing, 1);
+  ASSERT_EQ(r.regions.size(), 1u);
+  EXPECT_EQ(r.regions[0].gate, Gate::block);
+  EXPECT_EQ(r.regions[0].logical_block, 2);
+  EXPECT_EQ(r.regions[0].physical_block, c_.block_table[2]);
+  EXPECT_NE(r.to_text().find("block gate: row 0 (b=0, n=0) logical block 2"), std::string::npos) << r.to_text();
+  // Half as far off is within the noise a page may show.
+  OutputBuffer near = as_output(ref_);
+  offset_cells(near, c_, ref_, t, 0, 32, 48, 0.2 * t.z_element);
+  EXPECT_TRUE(compare(c_, ref_, near, {.tolerance = t}).passed());
+}
+
+// With one key per block the block gate is the element gate; a row that errs the same way in every
+// cell is the row gate's.
+TEST(CompareGates, RowGateCatchesARowSlightlyOffWhenBlocksHoldOneKey) {
+  fixtures::CaseSpec s;
+  s.seed = 5;
+  s.batch = 2;
+  s.next_n = 1;
+  s.heads = 8;
+  s.head_dim = 32;
+  s.block_size = 1;
+  s.max_model_len = 64;
+  s.context_lens = {64, 40};
+  const Case c = fixtures::make_case(s);
+  const Reference ref = compute_reference(c, {.precision = Precision::fp64});
+  const Tolerance t = Tolerance::fp32();
+  OutputBuffer out = as_output(ref);
+  offset_cells(out, c, ref, t, 0, 0, 64, 0.6 * t.z_element);
+  const Report r = compare(c, ref, out, {.tolerance = t});
+  EXPECT_EQ(r.broken(), "row, global") << r.to_text();
+  EXPECT_EQ(r.row.failing, 1);
+}
+
+TEST_F(CompareTest, WholeOutputHalvedBreaksEveryGate) {
+  OutputBuffer out = correct_output(c_);
+  for (std::int64_t r = 0; r < c_.rows(); ++r)
+    for (std::int64_t j = 0; j < c_.valid_keys(r); ++j) out.at(r, j) *= 0.5f;
+  for (const auto& name : Tolerance::names()) {
+    const Report r = compare(c_, ref_, out, {.tolerance = Tolerance::named(name)});
+    EXPECT_EQ(r.broken(), "element, block, row, global") << name << "\n" << r.to_text();
+  }
+}
+
+// The two NaN behaviours of spec §1.1 on a case with a NaN key code and a NaN in one head's q.
+class CompareNanRules : public CompareTest {
+ protected:
+  void SetUp() override {
+    CompareTest::SetUp();
+    nan_ = c_;
+    nan_.kv_cache[static_cast<std::size_t>(nan_.block_table[0] * nan_.block_stride + 5 * nan_.head_dim)] = 0x7F;  // key 5
+    nan_.q[static_cast<std::size_t>((1 * nan_.next_n) * nan_.heads * nan_.head_dim)] = 0x7F;  // b 1, n 0 (row 2), head 0
+    oracle_ = compute_reference(nan_, {.precision = Precision::fp64});
+  }
+  Report judge(const OutputBuffer& out, NanRule rule) const { return compare(nan_, oracle_, out, {.nan = rule}); }
+  Case nan_;
+  Reference oracle_;
+};
+
+TEST_F(CompareNanRules, EachBehaviourPassesUnderItsRuleOnly) {
+  ASSERT_TRUE(oracle_.has_nan_terms());
+  const OutputBuffer propagated = as_output(compute_reference(nan_, {.precision = Precision::fp32, .with_noise = false}));
+  const OutputBuffer clamped =
+      as_output(compute_reference(nan_, {.precision = Precision::fp32, .with_noise = false}), NanRule::relu_clamp);
+  EXPECT_EQ(clamped.at(0, 5), 0.0f) << "a NaN key code gives an exact 0 cell under relu-clamp";
+  EXPECT_TRUE(std::isfinite(clamped.at(2, 0))) << "a NaN in one head's q leaves the row finite";
+
+  const Report p = judge(propagated, NanRule::propagate);
+  EXPECT_TRUE(p.passed()) << p.to_text();
+  EXPECT_EQ(p.nan_seen.describe(), "propagate");
+  const Report c = judge(clamped, NanRule::relu_clamp);
+  EXPECT_TRUE(c.passed()) << c.to_text();
+  EXPECT_EQ(c.nan_seen.describe(), "relu-clamp");
+
+  const Report p_under_c = judge(propagated, NanRule::relu_clamp);
+  EXPECT_EQ(p_under_c.broken(), "NaN");
+  EXPECT_EQ(p_under_c.nan_seen.describe(), "propagate") << "the verdict names what the output did";
+  const Report c_under_p = judge(clamped, NanRule::propagate);
+  EXPECT_EQ(c_under_p.broken(), "NaN");
+  EXPECT_EQ(c_under_p.nan_seen.describe(), "relu-clamp");
+  EXPECT_NE(c_under_p.to_text().find("the output showed relu-clamp"), std::string::npos) << c_under_p.to_text();
+}
+
+TEST_F(CompareNanRules, AnyOtherBehaviourFailsUnderBoth) {
+  const OutputBuffer clamped =
+      as_output(compute_reference(nan_, {.precision = Precision::fp32, .with_noise = false}), NanRule::relu_clamp);
+  OutputBuffer as_number = clamped;  // the NaN key decoded as a number: the cell is neither NaN nor 0
+  as_number.at(0, 5) = 1.5f;
+  as_number.at(1, 5) = 1.5f;
+  OutputBuffer leaked = clamped;  // a NaN in a cell with no NaN term
+  leaked.at(0, 6) = NAN;
+  for (const NanRule rule : {NanRule::propagate, NanRule::relu_clamp}) {
+    const Report a = judge(as_number, rule);
+    EXPECT_FALSE(a.passed()) << to_string(rule);
+    EXPECT_EQ(a.nan_seen.other, 2) << a.to_text();
+    EXPECT_NE(a.nan_seen.describe().find("mixed"), std::string::npos);
+    const Report b = judge(leaked, rule);
+    EXPECT_FALSE(b.passed()) << to_string(rule);
+    EXPECT_GE(b.nan_mismatches, 1);
+  }
 }
 
 TEST_F(CompareTest, ShapeMismatchIsAnError) {

@@ -1,0 +1,54 @@
+// pmqa's own kernels on the host executor, judged as the real-world corpus is: every output of
+// the quick suite passes under its kernel's profile (fp32 for the portable kernels, matrix-unit for
+// the emulated tensor-core ones), and the planted mutants of each output fail.
+#include <gtest/gtest.h>
+
+#include "own_outputs.hpp"
+#include "pmqa/fixtures/suites.hpp"
+
+namespace pmqa {
+namespace {
+
+TEST(HostOwnOutputs, PassWithHeadroomAndTheirMutantsFail) {
+  struct Config {
+    int warp_size;
+    kernels::Path path;
+    kernels::RunOptions options;
+  };
+  const Config configs[] = {
+      {64, kernels::Path::fused, {.variant = kernels::FusedVariant::scalar}},
+      {64, kernels::Path::two_stage, {}},
+      {64, kernels::Path::fused, {.variant = kernels::FusedVariant::mfma}},
+      {32, kernels::Path::fused, {.variant = kernels::FusedVariant::mma, .mma_instruction = kernels::MmaInstruction::mma_sync}},
+      {32, kernels::Path::fused, {.variant = kernels::FusedVariant::mma, .mma_instruction = kernels::MmaInstruction::wgmma}},
+  };
+  std::map<std::string, testing_support::OwnOutputs> rows;
+  for (const auto& sc : fixtures::suite("quick")) {
+    if (sc.large) continue;
+    const Case c = fixtures::make_case(sc.spec);
+    const Reference oracle = compute_reference(c, {.precision = Precision::fp64});
+    for (const auto& k : configs) {
+      kernels::RunResult run;
+      try {
+        run = kernels::make_host_executor({.warp_size = k.warp_size})->run(k.path, c, k.options);
+      } catch (const kernels::KernelError&) {
+        continue;  // a variant that does not take this case (its shape, format or wave size)
+      }
+      testing_support::judge_own_output(sc.name, c, oracle, run, rows, {.cells_per_kind = 32});
+    }
+  }
+  testing_support::print_own_outputs("pmqa's kernels on the host executor, quick suite", rows);
+  ASSERT_GE(rows.size(), 4u) << "fewer kernels ran than configured";
+  for (const auto& [kernel, row] : rows) {
+    EXPECT_EQ(row.passed, row.outputs) << kernel << ": " << (row.failures.empty() ? "" : row.failures.front());
+    for (double w : row.worst) EXPECT_LE(w, 0.1) << kernel << " sits within 10x of a gate";
+    for (const auto& t : row.tallies) {
+      if (t.name.find("every row") != std::string::npos) continue;  // rates, reported
+      if (t.name.rfind("cell", 0) == 0) EXPECT_GE(t.rate(), 0.95) << kernel << ": " << t.name;
+      else EXPECT_TRUE(t.whole()) << kernel << ": " << t.name << " passed " << t.tried - t.caught << " of " << t.tried;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pmqa
