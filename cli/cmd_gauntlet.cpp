@@ -1,7 +1,8 @@
 // pmqa gauntlet: every planted mutant of spec §6 through pmqa's ordinary checks, and the same
 // checks on unmutated pmqa (no false alarms). Prints the table: class, mutant, the check that caught
 // it, cases to first detection.
-//   pmqa gauntlet [--json] [--mutant NAME]... [--cases N] [--seed S] [--no-gigabytes] [--no-baseline] [--list] [-v]
+//   pmqa gauntlet [--json] [--mutant NAME]... [--cases N] [--seed S] [--no-gigabytes] [--no-baseline]
+//                 [--profile NAME|all] [--list] [-v]
 // Exit 0 when every mutant is caught and the baseline passes, 1 when a mutant survives or a check
 // fires on unmutated pmqa, 2 on bad usage.
 // The gauntlet library is built with the tests (it needs RapidCheck); without it the command says so.
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,7 @@ struct GauntletCliOptions {
   bool no_baseline = false;
   bool list = false;
   bool verbose = false;
+  std::string profile;  // empty: each check's own; a name, or "all"
 };
 
 std::string indent(const std::string& text, const std::string& pad) {
@@ -51,6 +54,67 @@ int list_mutants() {
   return kExitPass;
 }
 
+// --profile all: the whole gauntlet once per profile, then one line per mutant saying which
+// profiles it was caught under.
+int run_profiles(const GauntletCliOptions& o, const std::vector<const pg::Mutant*>& chosen, pg::GauntletOptions options,
+                 const std::vector<std::string>& profiles) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::vector<pg::MutantResult>> results(profiles.size());
+  std::vector<int> false_alarms(profiles.size(), 0);
+  Progress progress(profiles.size() * (chosen.size() + (o.no_baseline ? 0 : 1)));
+  for (std::size_t p = 0; p < profiles.size(); ++p) {
+    options.tolerance = Tolerance::named(profiles[p]);
+    for (const pg::Mutant* m : chosen) {
+      progress.step(m->name + " under " + profiles[p]);
+      results[p].push_back(pg::run_mutant(*m, options));
+    }
+    if (!o.no_baseline) {
+      progress.step("baseline under " + profiles[p]);
+      for (const auto& f : pg::run_baseline(options)) false_alarms[p] += f.caught ? 1 : 0;
+    }
+  }
+  progress.clear();
+  int survivors = 0;
+  if (o.json) {
+    nlohmann::json j;
+    for (std::size_t p = 0; p < profiles.size(); ++p) {
+      options.tolerance = Tolerance::named(profiles[p]);
+      j["profiles"][profiles[p]] = pg::to_json(results[p], {}, options);
+      j["profiles"][profiles[p]]["false_alarms"] = false_alarms[p];
+      for (const auto& r : results[p]) survivors += r.survived() ? 1 : 0;
+    }
+    j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << j.dump(2) << "\n";
+    const int alarms = std::accumulate(false_alarms.begin(), false_alarms.end(), 0);
+    return survivors == 0 && alarms == 0 ? kExitPass : kExitMismatch;
+  }
+  std::printf("%-5s %-34s", "class", "mutant");
+  for (const auto& p : profiles) std::printf(" %-18s", p.c_str());
+  std::printf("\n");
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    std::printf("%-5d %-34s", chosen[i]->bug_class, chosen[i]->name.c_str());
+    for (std::size_t p = 0; p < profiles.size(); ++p) {
+      const pg::MutantResult& r = results[p][i];
+      const pg::Finding* f = r.first_catch();
+      survivors += r.survived() ? 1 : 0;
+      const std::string cell = r.not_run ? "not run" : f ? "caught (" + std::to_string(f->first_detection) + ")" : "SURVIVED";
+      std::printf(" %-18s", cell.c_str());
+    }
+    std::printf("\n");
+  }
+  int alarms = 0;
+  for (std::size_t p = 0; p < profiles.size(); ++p) {
+    alarms += false_alarms[p];
+    if (!o.no_baseline)
+      std::printf("baseline under %s: %s\n", profiles[p].c_str(),
+                  false_alarms[p] == 0 ? "no false alarm" : (std::to_string(false_alarms[p]) + " check(s) FIRED").c_str());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("(caught (N): the first check that caught it needed N cases)\n%s: %zu mutants x %zu profiles, %d survived (%.1f s)\n",
+              survivors == 0 && alarms == 0 ? "PASS" : "FAIL", chosen.size(), profiles.size(), survivors, seconds);
+  return survivors == 0 && alarms == 0 ? kExitPass : kExitMismatch;
+}
+
 int run_gauntlet(const GauntletCliOptions& o) {
   if (o.list) return list_mutants();
   if (o.cases < 1) throw UsageError("--cases must be >= 1, got " + std::to_string(o.cases));
@@ -67,6 +131,21 @@ int run_gauntlet(const GauntletCliOptions& o) {
   options.seed = o.seed;
   options.property_cases = o.cases;
   options.gigabyte_checks = !o.no_gigabytes;
+  std::vector<std::string> profiles;  // "" stands for each check's own
+  if (o.profile == "all") {
+    profiles = Tolerance::names();
+  } else {
+    if (!o.profile.empty()) {
+      try {
+        (void)Tolerance::named(o.profile);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--profile: ") + e.what() + " or all");
+      }
+    }
+    profiles.push_back(o.profile);
+  }
+  if (profiles.size() > 1) return run_profiles(o, chosen, options, profiles);
+  if (!o.profile.empty()) options.tolerance = Tolerance::named(o.profile);
 
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<pg::MutantResult> results;
@@ -111,8 +190,9 @@ int run_gauntlet(const GauntletCliOptions& o) {
         }
       }
     }
-    std::printf("\nproperty: %d generated cases per executor and path, RapidCheck seed %llu\n", options.property_cases,
-                static_cast<unsigned long long>(options.seed));
+    std::printf("\nproperty: %d generated cases per executor and path, RapidCheck seed %llu; comparisons under %s\n",
+                options.property_cases, static_cast<unsigned long long>(options.seed),
+                options.tolerance ? ("the " + options.tolerance->name + " profile").c_str() : "each check's own profile");
     if (!o.no_baseline) {
       if (false_alarms == 0) {
         std::printf("baseline: the same checks on unmutated pmqa: no false alarm (%zu checks)\n", baseline.size());
@@ -142,6 +222,9 @@ Command add_gauntlet_command(CLI::App& parent) {
   cmd.app->add_flag("--json", o->json, "print the results as JSON");
   cmd.app->add_flag("--no-gigabytes", o->no_gigabytes, "skip the ~4.2 GiB host run past 2^31 bytes of output");
   cmd.app->add_flag("--no-baseline", o->no_baseline, "skip the unmutated run (no-false-alarm check)");
+  cmd.app->add_option("--profile", o->profile,
+                      "compare under this tolerance profile instead of each check's own (fp32, matrix-unit, bf16-output, "
+                      "matrix-unit-bf16), or all: the gauntlet once per profile");
   cmd.app->add_flag("--list", o->list, "list the mutants and exit");
   cmd.app->add_flag("-v,--verbose", o->verbose, "print every check's outcome and evidence");
   cmd.run = [o] { return run_gauntlet(*o); };

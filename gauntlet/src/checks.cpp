@@ -95,6 +95,11 @@ void load_rapidcheck_quietly() {
   (void)loaded;
 }
 
+// The profile a check compares under: the one asked for, else the kernel's own.
+Tolerance judged_under(const std::optional<Tolerance>& asked, const kernels::RunResult& run) {
+  return asked ? *asked : kernels::tolerance_for(run);
+}
+
 constexpr const char* kPropertySource = "property_tests/kernels/kernel_properties_test.cpp (KernelVsReference)";
 
 }  // namespace
@@ -154,7 +159,7 @@ std::vector<Finding> kernel_property(const KernelFactory& make, const PropertyOp
               harness_error = std::current_exception();  // not the kernel's fault: rethrown below
               throw rc::detail::CaseResult(rc::detail::CaseResult::Type::Failure, "harness error");
             }
-            const Report rep = compare(p->c, p->ref, run.out, {.tolerance = kernels::tolerance_for(run)});
+            const Report rep = compare(p->c, p->ref, run.out, {.tolerance = judged_under(o.tolerance, run)});
             if (!rep.passed()) {
               std::ostringstream msg;
               msg << config_name(group[i]) << " (" << run.kernel << "), case " << spec << "\n" << rep.to_text();
@@ -189,7 +194,7 @@ std::vector<Finding> kernel_property(const KernelFactory& make, const PropertyOp
   return out;
 }
 
-std::vector<Finding> quick_suite(const KernelFactory& make) {
+std::vector<Finding> quick_suite(const KernelFactory& make, const std::optional<Tolerance>& tolerance) {
   const auto configs = quick_suite_configs();
   std::vector<Finding> out;
   std::vector<std::unique_ptr<kernels::Executor>> execs;
@@ -211,7 +216,7 @@ std::vector<Finding> quick_suite(const KernelFactory& make) {
       ++f.cases_run;
       try {
         const auto run = execs[k]->run(configs[k].path, p->c);
-        const Report rep = compare(p->c, p->ref, run.out, {.tolerance = kernels::tolerance_for(run)});
+        const Report rep = compare(p->c, p->ref, run.out, {.tolerance = judged_under(tolerance, run)});
         if (!rep.passed()) {
           f.caught = true;
           f.first_detection = index;
@@ -410,7 +415,7 @@ Finding device_arch(const CiJob& job) {
   return f;
 }
 
-Finding output_past_2g(const KernelFactory& make) {
+Finding output_past_2g(const KernelFactory& make, const std::optional<Tolerance>& tolerance) {
   Finding f = kernel_finding("output rows past 2^31 bytes (host)",
                              "kernels/tests/large_output_test.cpp (HostExecutorLargeOffsets, label slow)",
                              "host-w64 fused, two-stage", "large cases");
@@ -436,7 +441,7 @@ Finding output_past_2g(const KernelFactory& make) {
     ++f.cases_run;
     try {
       const auto run = exec->run(path, c, ro);
-      const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
+      const Report rep = compare(c, ref, run.out, {.tolerance = judged_under(tolerance, run)});
       if (!rep.passed()) {
         f.caught = true;
         f.first_detection = f.cases_run;

@@ -20,10 +20,11 @@ std::vector<Finding> kernel_checks(const KernelFactory& make, bool gigabytes, co
   PropertyOptions po;
   po.seed = o.seed;
   po.cases = o.property_cases;
+  po.tolerance = o.tolerance;
   append(out, kernel_property(make, po));
-  append(out, quick_suite(make));
+  append(out, quick_suite(make, o.tolerance));
   out.push_back(relaunch(make));
-  if (gigabytes) out.push_back(output_past_2g(make));
+  if (gigabytes) out.push_back(output_past_2g(make, o.tolerance));
   return out;
 }
 
@@ -72,7 +73,7 @@ std::vector<Finding> run_baseline(const GauntletOptions& o) {
   const KernelFactory host = [](const kernels::HostExecutorOptions& ho) { return kernels::make_host_executor(ho); };
   std::vector<Finding> out = kernel_checks(host, o.gigabyte_checks, o);
   out.push_back(arch_matrix(dispatch::default_policy()));
-  out.push_back(planted_corpus(pmqa_checker()));
+  out.push_back(planted_corpus(pmqa_checker(o.tolerance.value_or(Tolerance::fp32()))));
   out.push_back(device_arch(CiJob{"gfx950", dispatch::Path::fused, "gfx950:sramecc+:xnack-"}));
   return out;
 }
@@ -173,6 +174,7 @@ nlohmann::json to_json(const std::vector<MutantResult>& results, const std::vect
   j["seed"] = o.seed;
   j["property_cases"] = o.property_cases;
   j["gigabyte_checks"] = o.gigabyte_checks;
+  j["tolerance"] = o.tolerance ? o.tolerance->name : "each check's own";
   auto& ms = j["mutants"] = nlohmann::json::array();
   auto& survivors = j["survivors"] = nlohmann::json::array();
   for (const auto& r : results) {

@@ -20,9 +20,9 @@ std::string_view to_string(MutantKind kind) noexcept {
   return "?";
 }
 
-Checker pmqa_checker() {
-  return [](const Case& c, const Reference& ref, const OutputBuffer& out) {
-    const Report rep = compare(c, ref, out);
+Checker pmqa_checker(const Tolerance& tolerance) {
+  return [tolerance](const Case& c, const Reference& ref, const OutputBuffer& out) {
+    const Report rep = compare(c, ref, out, {.tolerance = tolerance});
     return Verdict{rep.passed(), rep.passed() ? std::string() : rep.to_text()};
   };
 }

@@ -41,13 +41,16 @@ std::vector<std::string> gigabyte_mutants() {
   return names;
 }
 
-class GigabyteMutants : public ::testing::TestWithParam<std::string> {};
+class GigabyteMutants : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(GigabyteMutants, OrdinaryChecksReportIt) {
   PMQA_NEED_GIGABYTES();
-  const Mutant* m = find_mutant(GetParam());
+  const auto& [name, profile] = GetParam();
+  const Mutant* m = find_mutant(name);
   ASSERT_NE(m, nullptr);
-  const MutantResult r = run_mutant(*m);
+  GauntletOptions o;
+  o.tolerance = Tolerance::named(profile);  // as gauntlet_test.cpp: caught under every profile
+  const MutantResult r = run_mutant(*m, o);
   std::string text;
   const Finding* big = nullptr;  // the gigabyte host check (output_past_2g)
   for (const auto& f : r.findings) {
@@ -65,12 +68,14 @@ TEST_P(GigabyteMutants, OrdinaryChecksReportIt) {
                              << text << "  evidence: " << big->evidence;
 }
 
-INSTANTIATE_TEST_SUITE_P(Gauntlet, GigabyteMutants, ::testing::ValuesIn(gigabyte_mutants()), [](const auto& p) {
-  std::string s = p.param;
-  for (char& ch : s)
-    if (ch == '-') ch = '_';
-  return s;
-});
+INSTANTIATE_TEST_SUITE_P(Gauntlet, GigabyteMutants,
+                         ::testing::Combine(::testing::ValuesIn(gigabyte_mutants()), ::testing::ValuesIn(Tolerance::names())),
+                         [](const auto& p) {
+                           std::string s = std::get<0>(p.param) + "__" + std::get<1>(p.param);
+                           for (char& ch : s)
+                             if (ch == '-') ch = '_';
+                           return s;
+                         });
 
 TEST(NoFalseAlarm, UnmutatedKernelsPassPastTwoGigabytesOfOutput) {
   PMQA_NEED_GIGABYTES();

@@ -1,6 +1,8 @@
-// One test per planted mutant: pmqa's ordinary checks must report it. A mutant that survives is a
-// failing test, and means a check is missing (add the check, not a special case). The number of
-// cases each check needed is printed and recorded (RecordProperty: JUnit's <property>).
+// One test per planted mutant and tolerance profile: pmqa's ordinary checks, comparing under that
+// profile, must report it (a user may judge with any of them, and the loosest must still catch
+// every bug class). A mutant that survives is a failing test, and means a check is missing (add
+// the check, not a special case). The number of cases each check needed is printed and recorded
+// (RecordProperty: JUnit's <property>).
 // The mutants only a gigabyte case shows run in gauntlet_slow_test.cpp.
 #include <cstdio>
 
@@ -36,18 +38,22 @@ std::string findings_text(const MutantResult& r) {
   return out;
 }
 
-class Mutants : public ::testing::TestWithParam<std::string> {};
+class Mutants : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(Mutants, OrdinaryChecksReportIt) {
-  const Mutant* m = find_mutant(GetParam());
+  const auto& [name, profile] = GetParam();
+  const Mutant* m = find_mutant(name);
   ASSERT_NE(m, nullptr);
-  const MutantResult r = run_mutant(*m);
+  GauntletOptions o;
+  o.tolerance = Tolerance::named(profile);
+  const MutantResult r = run_mutant(*m, o);
   const Finding* f = r.first_catch();
   ASSERT_FALSE(r.survived()) << m->name << " (class " << m->bug_class << ": " << m->bug
-                             << ") SURVIVED every ordinary check: a check is missing.\n"
+                             << ") SURVIVED every ordinary check under " << profile << ": a check is missing.\n"
                              << findings_text(r);
   ASSERT_NE(f, nullptr);
-  std::printf("class %d %s: caught by %s%s after %lld %s (%.2f s)\n", m->bug_class, m->name.c_str(), f->check.c_str(),
+  std::printf("class %d %s under %s: caught by %s%s after %lld %s (%.2f s)\n", m->bug_class, m->name.c_str(),
+              profile.c_str(), f->check.c_str(),
               f->config.empty() ? "" : (" [" + f->config + "]").c_str(), static_cast<long long>(f->first_detection),
               f->unit.c_str(), r.seconds);
   RecordProperty("caught_by", f->check + (f->config.empty() ? "" : " [" + f->config + "]"));
@@ -60,17 +66,27 @@ TEST_P(Mutants, OrdinaryChecksReportIt) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Gauntlet, Mutants, ::testing::ValuesIn(small_mutants()),
-                         [](const auto& p) { return test_name(p.param); });
+INSTANTIATE_TEST_SUITE_P(Gauntlet, Mutants,
+                         ::testing::Combine(::testing::ValuesIn(small_mutants()), ::testing::ValuesIn(Tolerance::names())),
+                         [](const auto& p) {
+                           return test_name(std::get<0>(p.param)) + "__" + test_name(std::get<1>(p.param));
+                         });
 
-// The same checks on unmutated pmqa raise nothing (the gigabyte check and 10,000 generated cases
-// are in gauntlet_slow_test.cpp).
-TEST(Baseline, OrdinaryChecksPassUnmutatedPmqa) {
+// The same checks on unmutated pmqa raise nothing under any profile that is at least as loose as
+// each kernel's own (the gigabyte check and 10,000 generated cases are in gauntlet_slow_test.cpp).
+class Baseline : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Baseline, OrdinaryChecksPassUnmutatedPmqa) {
   GauntletOptions o;
   o.gigabyte_checks = false;
+  o.tolerance = Tolerance::named(GetParam());
   for (const auto& f : run_baseline(o))
-    EXPECT_FALSE(f.caught) << "false alarm: " << f.check << " [" << f.config << "]\n" << f.evidence;
+    EXPECT_FALSE(f.caught) << "false alarm under " << GetParam() << ": " << f.check << " [" << f.config << "]\n"
+                           << f.evidence;
 }
+
+INSTANTIATE_TEST_SUITE_P(Gauntlet, Baseline, ::testing::ValuesIn(Tolerance::names()),
+                         [](const auto& p) { return test_name(p.param); });
 
 }  // namespace
 }  // namespace pmqa::gauntlet

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "pmqa/fixtures/random_spec.hpp"
@@ -37,6 +38,7 @@ struct PropertyOptions {
   std::vector<KernelConfig> configs = property_configs();
   bool reuse_cases = true;  // keep generated cases and their references for the next subject
   bool every_config_per_case = false;  // each generated case runs every config (the no-false-alarm run)
+  std::optional<Tolerance> tolerance;  // compare under this profile instead of the kernel's own
 };
 
 // RapidCheck over fixtures::gen_case_spec(property_ranges()) with a fixed seed and no shrinking;
@@ -46,7 +48,7 @@ std::vector<Finding> kernel_property(const KernelFactory& make, const PropertyOp
 
 // Every case of the quick suite that the host runs, each config, compared with the fp64 reference
 // under kernels::tolerance_for(run), as pmqa check does.
-std::vector<Finding> quick_suite(const KernelFactory& make);
+std::vector<Finding> quick_suite(const KernelFactory& make, const std::optional<Tolerance>& tolerance = {});
 
 // The quick suite's first case, fused, schedule seed 99, three launches: bitwise identical.
 Finding relaunch(const KernelFactory& make);
@@ -64,6 +66,6 @@ Finding device_arch(const CiJob& job);
 // kernels/tests/large_output_test.cpp (label slow): both paths on the host on 64 rows of 64 columns
 // with a row stride of ceil(2^29 / 62) floats (RunOptions::row_pad), so rows 62 and 63 start past
 // 2^31 bytes. Needs ~4.2 GiB (the 2.07 GiB output on the host side and its device copy).
-Finding output_past_2g(const KernelFactory& make);
+Finding output_past_2g(const KernelFactory& make, const std::optional<Tolerance>& tolerance = {});
 
 }  // namespace pmqa::gauntlet

@@ -49,7 +49,8 @@ struct Verdict {
   std::string text;
 };
 using Checker = std::function<Verdict(const Case&, const Reference&, const OutputBuffer&)>;
-Checker pmqa_checker();  // what every suite uses: compare() under the clean contract, fp32 tolerance
+// What every suite uses: compare() under the clean contract and the given profile (fp32 by default).
+Checker pmqa_checker(const Tolerance& tolerance = Tolerance::fp32());
 
 // A CI job: the arch (and path) it claims to test, and the gcnArchName / sm_XY its device reports.
 struct CiJob {
@@ -94,6 +95,9 @@ struct GauntletOptions {
   std::uint64_t seed = 0x6761756e746c6574;  // the property's RapidCheck seed (fixed: counts reproduce)
   int property_cases = 100;  // per executor and path, as the ordinary property (RapidCheck's default)
   bool gigabyte_checks = true;  // run the ~4.2 GiB host check where a mutant needs it
+  // Every comparison of every check under this profile instead of the one it uses (each kernel's
+  // own, fp32 for the planted corpus): a mutant must be caught whichever profile a user judges with.
+  std::optional<Tolerance> tolerance;
 };
 
 struct MutantResult {
