@@ -1,5 +1,6 @@
 #include "pmqa/reference/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -62,14 +63,47 @@ class Comparer {
     rep.contract = o_.contract;
     rep.tolerance = o_.tolerance.name;
     rep.nan_rule = o_.nan;
+    if (o_.with_map) start_map(rep);
     for (std::int64_t r = 0; r < c_.rows(); ++r) compare_row(r, rep);
     judge_region(rep, rep.global, all_, {.gate = Gate::global});
     rep.guard_violations = out_.count_guard_violations();
+    if (map_) finish_map(rep);
     if (all_.cells > 0) rep.calc_diff = sum_sq_ == 0 ? 0.0 : 1.0 - 2.0 * sum_xy_ / sum_sq_;
     return rep;
   }
 
  private:
+  void start_map(Report& rep) {
+    ErrorMap& m = rep.map.emplace();
+    m.rows = c_.rows();
+    m.block_size = c_.block_size;
+    m.blocks = (c_.max_model_len + c_.block_size - 1) / c_.block_size;
+    const auto n = static_cast<std::size_t>(m.rows * m.blocks);
+    m.worst.assign(n, 0.0f);
+    m.flags.assign(n, 0);
+    m.compared.assign(n, 0);
+    m.row_flags.assign(static_cast<std::size_t>(m.rows), 0);
+    map_ = &m;
+  }
+
+  void mark(std::int64_t r, std::int64_t j, std::uint8_t flag) {
+    if (map_) map_->flags[static_cast<std::size_t>(map_->at(r, j / c_.block_size))] |= flag;
+  }
+
+  void finish_map(Report& rep) {
+    ErrorMap& m = *map_;
+    m.global_gate = rep.global.failing > 0;
+    const std::int64_t stride = out_.row_stride(), cols = out_.cols();
+    std::int64_t pad_written = 0;  // written guard cells that a row's padding holds
+    for (std::int64_t r = 0; r < m.rows; ++r)
+      for (std::int64_t k = cols; k < stride; ++k)
+        if (!is_sentinel(out_.data()[r * stride + k])) {
+          m.row_flags[static_cast<std::size_t>(r)] |= ErrorMap::guard;
+          ++pad_written;
+        }
+    m.guard_outside_rows = rep.guard_violations > pad_written;
+  }
+
   void compare_row(std::int64_t r, Report& rep) {
     const std::int64_t e = ref_.valid(r);
     const std::int64_t last = o_.contract == Contract::clean ? c_.max_model_len : e;
@@ -81,12 +115,14 @@ class Comparer {
       if (is_sentinel(out_.at(r, j))) {
         record(rep, MismatchKind::unwritten, r, j, got, ref_.at(r, j, o_.nan), 0);
         ++rep.unwritten;
+        mark(r, j, ErrorMap::unwritten);
         continue;
       }
       if (j >= e) {
         if (!(got == -INFINITY)) {
           record(rep, MismatchKind::inf_pattern, r, j, got, -INFINITY, 0);
           ++rep.inf_pattern_errors;
+          mark(r, j, ErrorMap::inf_pattern);
         }
         continue;
       }
@@ -95,7 +131,7 @@ class Comparer {
     if (e > 0) {
       close_block(rep, block, r, (e - 1) / c_.block_size);
       RegionMismatch where{.gate = Gate::row, .row = r, .b = r / c_.next_n, .n = r % c_.next_n};
-      judge_region(rep, rep.row, row, where);
+      if (judge_region(rep, rep.row, row, where) && map_) map_->row_flags[static_cast<std::size_t>(r)] |= ErrorMap::row_gate;
     }
   }
 
@@ -103,20 +139,21 @@ class Comparer {
     const std::int64_t b = r / c_.next_n;
     RegionMismatch where{.gate = Gate::block, .row = r, .b = b, .n = r % c_.next_n, .logical_block = logical,
                          .physical_block = c_.physical_block(b, logical)};
-    judge_region(rep, rep.block, block, where);
+    if (judge_region(rep, rep.block, block, where)) mark(r, logical * c_.block_size, ErrorMap::block_gate);
     block = {};
   }
 
-  void judge_region(Report& rep, GateSummary& gate, const RegionSums& sums, RegionMismatch where) {
-    if (sums.cells == 0) return;
+  // True when the region broke its gate.
+  bool judge_region(Report& rep, GateSummary& gate, const RegionSums& sums, RegionMismatch where) {
+    if (sums.cells == 0) return false;
     where.cells = sums.cells;
     where.rms = sums.rms();
     where.limit = o_.tolerance.region_limit(sums.cells);
     gate.worst = std::max(gate.worst, where.rms / where.limit);
-    if (!(where.rms <= where.limit)) {
-      ++gate.failing;
-      if (static_cast<int>(rep.regions.size()) < o_.max_listed) rep.regions.push_back(where);
-    }
+    if (where.rms <= where.limit) return false;
+    ++gate.failing;
+    if (static_cast<int>(rep.regions.size()) < o_.max_listed) rep.regions.push_back(where);
+    return true;
   }
 
   void compare_valid(std::int64_t r, std::int64_t j, double got, Report& rep, RegionSums& row, RegionSums& block) {
@@ -129,6 +166,7 @@ class Comparer {
       if (std::isnan(want) != std::isnan(got)) {
         record(rep, MismatchKind::nan, r, j, got, want, 0);
         ++rep.nan_mismatches;
+        mark(r, j, ErrorMap::nan);
       }
       return;
     }
@@ -136,6 +174,7 @@ class Comparer {
       if (got != want) {
         record(rep, MismatchKind::inf_pattern, r, j, got, want, 0);
         ++rep.inf_pattern_errors;
+        mark(r, j, ErrorMap::inf_pattern);
       }
       return;
     }
@@ -149,9 +188,16 @@ class Comparer {
     all_.add(z);
     sum_xy_ += got * want;
     sum_sq_ += got * got + want * want;
+    if (map_) {
+      const auto at = static_cast<std::size_t>(map_->at(r, j / c_.block_size));
+      map_->compared[at] = 1;
+      const double ratio = err == 0 ? 0.0 : limit > 0 ? err / limit : INFINITY;
+      map_->worst[at] = std::max(map_->worst[at], static_cast<float>(ratio));
+    }
     if (!(err <= limit)) {
       record(rep, MismatchKind::value, r, j, got, want, limit);
       ++rep.value_mismatches;
+      mark(r, j, ErrorMap::element);
     }
   }
 
@@ -187,6 +233,7 @@ class Comparer {
   const Reference& ref_;
   const OutputBuffer& out_;
   const CompareOptions& o_;
+  ErrorMap* map_ = nullptr;
   RegionSums all_;
   double sum_xy_ = 0, sum_sq_ = 0;
 };
@@ -224,6 +271,48 @@ Report compare(const Case& c, const Reference& ref, const OutputBuffer& out, con
   if (!ref.has_noise())
     throw std::invalid_argument("compare: the reference needs its noise scales (ReferenceOptions::with_noise)");
   return Comparer(c, ref, out, options).run();
+}
+
+std::string ErrorMap::text(int width, int height) const {
+  if (rows == 0 || blocks == 0) return "(empty map)\n";
+  const std::int64_t cols_out = std::min<std::int64_t>(blocks, std::max(1, width));
+  const std::int64_t rows_out = std::min<std::int64_t>(rows, std::max(1, height));
+  // Severity of one map cell: its character and rank (a pooled character keeps the worst).
+  auto glyph = [&](std::int64_t i) -> std::pair<int, char> {
+    const auto f = flags[static_cast<std::size_t>(i)];
+    if (f & nan) return {8, 'N'};
+    if (f & unwritten) return {7, 'U'};
+    if (f & inf_pattern) return {6, 'I'};
+    if (f & element) return {5, 'X'};
+    if (f & block_gate) return {4, 'b'};
+    if (!compared[static_cast<std::size_t>(i)]) return {0, ' '};
+    const float w = worst[static_cast<std::size_t>(i)];
+    return w < 0.1f ? std::pair<int, char>{1, '.'} : std::pair<int, char>{2, 'o'};
+  };
+  std::ostringstream s;
+  s << "rows " << rows << " x logical blocks " << blocks << " (block_size " << block_size << ")";
+  if (cols_out < blocks || rows_out < rows) s << ", pooled to " << rows_out << " x " << cols_out;
+  s << (global_gate ? "; global gate broken" : "") << (guard_outside_rows ? "; guard cells outside the rows written" : "")
+    << "\n";
+  for (std::int64_t y = 0; y < rows_out; ++y) {
+    const std::int64_t r0 = y * rows / rows_out, r1 = (y + 1) * rows / rows_out;
+    std::string line;
+    for (std::int64_t x = 0; x < cols_out; ++x) {
+      const std::int64_t b0 = x * blocks / cols_out, b1 = (x + 1) * blocks / cols_out;
+      std::pair<int, char> best{0, ' '};
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t b = b0; b < b1; ++b) best = std::max(best, glyph(at(r, b)));
+      line += best.second;
+    }
+    bool row_gate_broken = false, guard_written = false;
+    for (std::int64_t r = r0; r < r1; ++r) {
+      row_gate_broken |= (row_flags[static_cast<std::size_t>(r)] & row_gate) != 0;
+      guard_written |= (row_flags[static_cast<std::size_t>(r)] & guard) != 0;
+    }
+    s << "  " << (r1 - r0 == 1 ? std::to_string(r0) : std::to_string(r0) + "-" + std::to_string(r1 - 1)) << "\t|" << line
+      << "|" << (row_gate_broken ? " R" : "") << (guard_written ? " G" : "") << "\n";
+  }
+  return s.str();
 }
 
 std::string NanBehaviour::describe() const {

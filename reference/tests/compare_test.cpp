@@ -293,6 +293,29 @@ TEST_F(CompareNanRules, AnyOtherBehaviourFailsUnderBoth) {
   }
 }
 
+TEST_F(CompareTest, ErrorMapShowsWhereTheErrorsSit) {
+  Case wrong = c_;
+  wrong.block_table[3] = wrong.block_table[1];  // sequence 0, logical block 3 read from another page
+  OutputBuffer out = correct_output(wrong);
+  out.at(2, 5) = sentinel();                    // one unwritten cell in row 2, block 0
+  out.at(1, c_.max_model_len) = 1.0f;           // a guard cell after row 1
+  const Report r = compare(c_, ref_, out, {.with_map = true});
+  ASSERT_TRUE(r.map.has_value());
+  const ErrorMap& m = *r.map;
+  EXPECT_EQ(m.rows, c_.rows());
+  EXPECT_EQ(m.blocks, (c_.max_model_len + c_.block_size - 1) / c_.block_size);
+  EXPECT_TRUE(m.flags[m.at(0, 3)] & ErrorMap::element) << m.text();
+  EXPECT_TRUE(m.flags[m.at(1, 3)] & ErrorMap::element);
+  EXPECT_EQ(m.flags[m.at(0, 2)], 0) << "the pages around the wrong one are right";
+  EXPECT_TRUE(m.flags[m.at(2, 0)] & ErrorMap::unwritten);
+  EXPECT_TRUE(m.row_flags[1] & ErrorMap::guard);
+  EXPECT_FALSE(m.guard_outside_rows);
+  const std::string text = m.text();
+  EXPECT_NE(text.find("  0\t|...X"), std::string::npos) << text;
+  EXPECT_NE(text.find("  2\t|U"), std::string::npos) << text;
+  EXPECT_FALSE(compare(c_, ref_, out).map.has_value()) << "no map unless asked";
+}
+
 TEST_F(CompareTest, ShapeMismatchIsAnError) {
   OutputBuffer out(c_.rows() + 1, c_.max_model_len);
   EXPECT_THROW(check(out), std::invalid_argument);

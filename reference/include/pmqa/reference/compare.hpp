@@ -21,6 +21,39 @@ struct CompareOptions {
   Tolerance tolerance = Tolerance::fp32();
   NanRule nan = NanRule::propagate;  // which NaN behaviour the kernel is allowed (spec §1.1)
   int max_listed = 10;  // mismatches (and regions) decoded in the report
+  bool with_map = false;  // also fill Report::map
+};
+
+// Where a comparison's errors sit, one cell per (row, logical block), so one wrong page or one
+// wrong row shows at a glance (pmqa verify --map draws it).
+struct ErrorMap {
+  enum Flag : std::uint8_t {
+    element = 1,      // a cell broke the element gate
+    block_gate = 2,   // the block's rms broke the block gate
+    unwritten = 4,    // a cell still held the sentinel
+    inf_pattern = 8,  // -inf where a logit was due, or anything but -inf where -inf was
+    nan = 16,         // a NaN mismatch
+  };
+  enum RowFlag : std::uint8_t {
+    row_gate = 1,     // the row's rms broke the row gate
+    guard = 2,        // a guard cell after the row was written
+  };
+  std::int64_t rows = 0;
+  std::int64_t blocks = 0;               // ceil(max_model_len / block_size)
+  std::int64_t block_size = 1;
+  std::vector<float> worst;              // [rows * blocks]: max err / element limit over the block's compared cells
+  std::vector<std::uint8_t> flags;       // [rows * blocks]: Flag bits
+  std::vector<std::uint8_t> compared;    // [rows * blocks]: 1 where the block holds a compared valid cell
+  std::vector<std::uint8_t> row_flags;   // [rows]: RowFlag bits
+  bool global_gate = false;              // the whole output's rms broke the global gate
+  bool guard_outside_rows = false;       // a guard cell before the first or after the last row was written
+
+  std::int64_t at(std::int64_t r, std::int64_t block) const noexcept { return r * blocks + block; }
+  // A text picture at most `width` columns by `height` lines (larger maps are pooled, keeping the
+  // worst): ' ' nothing compared, '.' under 0.1 of the limit, 'o' under the limit, 'X' a cell over
+  // the element limit, 'b' the block gate, 'U' unwritten, 'I' -inf pattern, 'N' NaN; after each
+  // line 'R' marks a broken row gate and 'G' a written guard cell.
+  std::string text(int width = 64, int height = 24) const;
 };
 
 enum class MismatchKind : std::uint8_t {
@@ -93,6 +126,7 @@ struct Report {
 
   std::vector<Mismatch> first;           // up to max_listed, in (row, col) order
   std::vector<RegionMismatch> regions;   // up to max_listed, blocks and rows in row order, then global
+  std::optional<ErrorMap> map;           // with CompareOptions::with_map
   std::string reproduce;                 // one command that reproduces this case (set by the caller)
 
   std::int64_t failing_cells() const noexcept {
