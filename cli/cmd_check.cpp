@@ -152,8 +152,10 @@ int run_check(const CheckOptions& o) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       rep.reproduce = "pmqa check --suite " + o.suite + " --case " + sc.name + " --executor " + o.executor;
       results.push_back({o.suite, test_name, rep.passed(), false, false, seconds,
-                         rep.passed() ? "" : std::to_string(rep.failures()) + " failing cells", rep.to_text(), rep.to_json()});
-      row.push_back((rep.passed() ? "ok " + format_g(rep.worst_bound_ratio) : std::string("FAIL")) +
+                         rep.passed() ? "" : std::to_string(rep.failing_cells()) + " failing cell(s), " +
+                                                 std::to_string(rep.failing_regions()) + " region(s) (" + rep.broken() + ")",
+                         rep.to_text(), rep.to_json()});
+      row.push_back((rep.passed() ? "ok " + format_g(rep.worst_bound_ratio) : "FAIL " + rep.broken()) +
                     (produced.kernel == "fused-mma"    ? " (" + produced.instruction + ")"
                      : produced.kernel == "fused-mfma" ? std::string(" (mfma)")
                                                        : std::string()));
@@ -168,7 +170,7 @@ int run_check(const CheckOptions& o) {
   table.print(stdout);
   int passed = 0, failed = 0, skipped = 0;
   for (const auto& r : results) (r.skipped ? skipped : r.passed ? passed : failed)++;
-  std::printf("\n(cells: ok <worst |out-ref| / bound>)\npmqa check --suite %s: %d passed, %d failed, %d skipped\n",
+  std::printf("\n(cells: ok <worst |out-ref| / element limit>, or FAIL <the gates and checks it broke>)\npmqa check --suite %s: %d passed, %d failed, %d skipped\n",
               o.suite.c_str(), passed, failed, skipped);
   if (!o.junit.empty()) write_junit(o.junit, "pmqa check", results);
   if (!o.json.empty()) write_json(o.json, "pmqa check --suite " + o.suite, results);
