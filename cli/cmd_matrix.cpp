@@ -1,6 +1,7 @@
 // pmqa matrix: the expected-decision matrix (fixtures/arch_matrix.json, compiled in; --matrix FILE
 // for another) against the dispatch policy, one line per row, every mismatch spelled out.
-//   pmqa matrix [--json] [--matrix FILE] [--failures-only] [--notes] [--rocm-fused T1,T2]
+//   pmqa matrix [--json] [--matrix FILE] [--failures-only] [--notes] [--grid] [--rocm-fused T1,T2]
+// The row list ends with the arch x (library, block size, next_n) grid (matrix_grid.hpp).
 // Exit 0 when every row matches, 1 on any mismatch, 2 when the matrix file is unusable.
 // Until cli/CMakeLists.txt links pmqa_dispatch the dispatch headers are not on the include path;
 // the command then says so (exit 2) instead of breaking the build of the other commands.
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "matrix_grid.hpp"
 #include "rocm_fused_option.hpp"
 #include "pmqa/dispatch/dispatch.hpp"
 #include "pmqa/dispatch/json.hpp"
@@ -30,6 +32,7 @@ struct MatrixOptions {
   bool json = false;
   bool failures_only = false;
   bool notes = false;
+  bool grid_only = false;
   RocmFusedOption rocm_fused;
 };
 
@@ -74,6 +77,11 @@ int run_matrix(const MatrixOptions& o) {
       exp_w = std::max(exp_w, r.row.expected_text().size());
     }
     out << report.summary() << "\n";
+    if (o.grid_only) {
+      out << "\n" << matrix_grid(report) << "\n" << (report.passed() ? "PASS: " : "FAIL: ") << report.summary() << "\n";
+      std::cout << out.str();
+      return report.passed() ? kExitPass : kExitMismatch;
+    }
     out << std::left << std::setw(5) << "row" << std::setw(6) << "ok" << std::setw(static_cast<int>(arch_w) + 2)
         << "arch" << std::setw(9) << "kernels" << std::setw(7) << "block" << std::setw(7) << "next_n" << std::setw(7)
         << "heads" << std::setw(static_cast<int>(exp_w) + 2) << "expected"
@@ -100,6 +108,7 @@ int run_matrix(const MatrixOptions& o) {
       out << "\nobservations: kernel library ships a fused kernel the policy does not use:\n";
       for (const auto& u : unused) out << "  " << u << "\n";
     }
+    out << "\n" << matrix_grid(report);
     out << "\n" << (report.passed() ? "PASS: " : "FAIL: ") << report.summary() << "\n";
     std::cout << out.str();
   }
@@ -116,6 +125,7 @@ Command add_matrix_command(CLI::App& parent) {
   cmd.app->add_flag("--json", o->json, "Print the report as JSON");
   cmd.app->add_flag("--failures-only", o->failures_only, "List only the rows that do not match");
   cmd.app->add_flag("--notes", o->notes, "Print each row's reviewer note under it");
+  cmd.app->add_flag("--grid", o->grid_only, "Print only the arch x (library, block size, next_n) grid and the verdict");
   o->rocm_fused.add_to(*cmd.app);
   cmd.run = [o] { return run_matrix(*o); };
   return cmd;

@@ -13,6 +13,7 @@
 #include "results.hpp"
 #include "verify_case.hpp"
 #include "verify_inputs.hpp"
+#include "verify_map.hpp"
 
 namespace pmqa::cli {
 namespace {
@@ -23,6 +24,7 @@ struct VerifyArgs {
   std::string tolerance;  // empty: each file's "tolerance" metadata, else fp32
   std::string nan;        // empty: each file's "nan" metadata, else propagate
   std::string junit, json;
+  std::string map;  // --map: the SVG error map (a folder of them for several inputs)
 };
 
 VerifyOptions parse_options(const VerifyArgs& a) {
@@ -62,7 +64,9 @@ int run_verify(const VerifyArgs& a) {
   Progress progress(inputs.size());
   for (const auto& in : inputs) {
     progress.step(in.path.string());
-    const Verdict v = in.error.empty() ? verify_case_file(in.path, options) : invalid_input(in.path, in.error);
+    VerifyOptions file_options = options;
+    if (!a.map.empty()) file_options.map = map_file_for(a.map, in.path, inputs.size());
+    const Verdict v = in.error.empty() ? verify_case_file(in.path, file_options) : invalid_input(in.path, in.error);
     progress.clear();
     std::printf("%s\n", v.line.c_str());
     if (!v.report.empty()) std::printf("%s", v.report.c_str());
@@ -98,6 +102,9 @@ Command add_verify_command(CLI::App& parent) {
                       "else propagate)");
   cmd.app->add_option("--junit", args->junit, "write JUnit XML here");
   cmd.app->add_option("--json", args->json, "write a JSON report here");
+  cmd.app->add_option("--map", args->map,
+                      "draw each file's error map (rows x logical blocks, coloured by the worst error over the "
+                      "limit) as SVG: this file for one input, else a folder mirroring the inputs' paths");
   cmd.run = [args] { return run_verify(*args); };
   return cmd;
 }

@@ -11,9 +11,11 @@
 
 #include "command.hpp"
 #include "pmqa/fixtures/case_file.hpp"
+#include "pmqa/fixtures/error_map_picture.hpp"
 #include "pmqa/fixtures/judge_file.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "table.hpp"
+#include "verify_map.hpp"
 
 namespace pmqa::cli {
 namespace fs = std::filesystem;
@@ -86,9 +88,11 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   try {
     const CaseFile f = read_case_file(file);  // strict: structure, metadata, then validate()
-    JudgeOverrides overrides{.contract = options.contract, .nan = options.nan};
+    JudgeOverrides overrides;
+    overrides.contract = options.contract;
+    overrides.nan = options.nan;
     if (options.tolerance) overrides.tolerance = Tolerance::named(*options.tolerance);  // the command checked the name
-    Report rep = judge_case_file(f, file.string(), overrides);
+    Report rep = judge_case_file(f, file.string(), overrides, /*with_map=*/true);
     const CompareOptions judged = file_compare_options(f, file.string(), overrides);
     const Contract contract = judged.contract;
     const Tolerance& tolerance = judged.tolerance;
@@ -100,7 +104,8 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
     const bool ok = rep.passed();
     v.status = ok ? kExitPass : kExitMismatch;
     v.line = verdict_line(ok ? "PASS" : "FAIL", kernel_time(f), f, rep, file);
-    if (!ok) v.report = rep.to_text();
+    if (!ok) v.report = rep.to_text() + error_map_block(*rep.map);  // where the errors sit, at a glance
+    if (options.map) write_error_map(*options.map, rep, file);
     nlohmann::json j = rep.to_json();
     j["file"] = file.string();
     if (const auto it = f.extra.find("bench_ms"); it != f.extra.end()) j["bench_ms"] = it->second;
@@ -110,7 +115,7 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
                          std::to_string(rep.failing_regions()) + " region(s) over their limit (" + rep.broken() +
                          ") under contract " + std::string(to_string(contract)) + ", tolerance " + tolerance.name +
                          ", NaN rule " + std::string(to_string(nan)),
-                rep.to_text(), std::move(j)};
+                ok ? rep.to_text() : v.report, std::move(j)};
     return v;
   } catch (const CaseFileError& e) {
     return invalid_input(file, e.what());
