@@ -64,6 +64,18 @@ class AmdSmiException(Exception):
     pass
 
 
+class AmdSmiMemoryType:
+    """The memory kinds amdsmi_get_gpu_memory_total is asked about (values as amdsmi numbers them)."""
+    VRAM = 0
+    VIS_VRAM = 1
+    GTT = 2
+
+
+# What the simulated GPU reports as its memory: the platform file asks for it when sizing, never to
+# decide a kernel path, so one plausible figure serves every arch.
+_VRAM_BYTES = 192 * (1 << 30)
+
+
 def amdsmi_module(identity: Identity) -> types.ModuleType:
     """amdsmi with one processor whose asic info names the target."""
     handle = object()
@@ -85,6 +97,11 @@ def amdsmi_module(identity: Identity) -> types.ModuleType:
         "amdsmi_get_gpu_device_uuid": lambda h: "00000000-0000-0000-0000-000000000000",
         "amdsmi_get_gpu_board_info": lambda h: {"product_name": identity.name},
         "amdsmi_topo_get_link_type": lambda a, b: {"hops": 1, "type": 2},
+        # vLLM's platform file imports these with the rest in one `from amdsmi import (...)`; provided
+        # rather than stubbed so that the stub report keeps to names the engine really lacks.
+        "AmdSmiMemoryType": AmdSmiMemoryType,
+        "amdsmi_get_gpu_memory_total": lambda h, kind=AmdSmiMemoryType.VRAM: _VRAM_BYTES,
+        "amdsmi_topo_get_numa_node_number": lambda h: 0,
     }
     return stubs.provided_module("amdsmi", attributes)
 

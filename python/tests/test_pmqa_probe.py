@@ -132,6 +132,19 @@ class FixedEngine(ProbeCase):
                           "gfx1201", "gfx1250", "gfx1300", "gfx908"})
         self.assertIn("158 ok", self.out)
 
+    def test_pre_production_mi300_runs_the_eager_op_with_aiter_installed(self):
+        # gfx940/gfx941 are named by no branch of get_cdna_version(), so AITER counts as unsupported.
+        rows = [r for r in self.doc["rows"] if target(r) in ("gfx940", "gfx941")
+                and r["configuration"]["kernels"] == "present"]
+        self.assertEqual(len(rows), 24)
+        replaced = [r for r in rows if r["kind"] == "policy"]
+        self.assertTrue(replaced and all(r["verdict"] == "skipped" for r in replaced))
+        engine = [r for r in rows if r["kind"] == "engine"]
+        self.assertEqual(len(engine), 12)
+        for r in engine:
+            self.assertEqual(r["verdict"], "ok", r["message"])
+            self.assertEqual([c["entry"] for c in r["calls"]], ["vllm-eager"], r["message"])
+
     def test_fused_rows_name_the_kernel_arguments(self):
         gfx950 = [r for r in self.expecting("aiter-fused") if r["arch"] == "gfx950" and r["kind"] == "policy"]
         self.assertGreaterEqual(len(gfx950), 6)
@@ -250,7 +263,16 @@ class UnknownArchToKernel(ProbeCase):
                    and r["configuration"]["kernels"] == "present"]
         self.assertEqual(len(unknown), 2)
         self.assertTrue(ids(unknown) <= ids(self.failed()))
+        # gfx940/gfx941 are unnamed by get_cdna_version() too: the planted default sends them to
+        # AITER's stage 1, against the engine rows that record vLLM's eager op there.
+        pre_production = [r for r in self.failed() if target(r) in ("gfx940", "gfx941")]
+        self.assertEqual(len(pre_production), 12)
+        for r in pre_production:
+            self.assertEqual((r["kind"], r["expected"]["entry"]), ("engine", "vllm-eager"), r["message"])
+            self.assertIn("observed two-stage", r["message"])
         for r in self.failed():
+            if r in pre_production:
+                continue
             self.assertEqual(r["expected"]["kind"], "no-kernel", r["message"])
             self.assertIn("is a kernel path", r["message"])
         self.assertIn("an unknown arch must be an explicit error, never a silent kernel path", self.out)
@@ -348,7 +370,26 @@ class Unit(unittest.TestCase):
             self.assertTrue(set(r.entry_kwargs) <= set(vllm.entry_kwargs), r)
             if r.entry:
                 self.assertIsNotNone(vllm.entry_named(r.entry), r)
-        self.assertEqual(sum(r.replaces_policy_row for r in mine), 2)
+        # Two page-size observations (gfx942 bs 8, gfx950 bs 24) and the twelve gfx940/gfx941 AITER
+        # rows where vLLM's get_cdna_version() answers 0.
+        self.assertEqual(sum(r.replaces_policy_row for r in mine), 14)
+        pre_production = [r for r in mine if r.arch in ("gfx940", "gfx941")]
+        self.assertEqual(len(pre_production), 12)
+        self.assertTrue(all(r.replaces_policy_row and r.entry == "vllm-eager" for r in pre_production))
+
+    def test_simulated_amdsmi_has_every_name_vllms_platform_file_imports(self):
+        # vLLM's rocm.py binds these in one `from amdsmi import (...)`; one missing name would leave
+        # all of them unbound on a real amdsmi, and in the probe would show up as a stub.
+        from pmqa_probe import identity
+
+        amdsmi = identity.amdsmi_module(identity.identity_for("gfx942"))
+        for name in ("AmdSmiException", "AmdSmiMemoryType", "amdsmi_get_gpu_asic_info", "amdsmi_get_gpu_device_uuid",
+                     "amdsmi_get_gpu_memory_total", "amdsmi_get_processor_handles", "amdsmi_init",
+                     "amdsmi_shut_down", "amdsmi_topo_get_link_type", "amdsmi_topo_get_numa_node_number"):
+            self.assertIn(name, vars(amdsmi), name)
+        (handle,) = amdsmi.amdsmi_get_processor_handles()
+        self.assertGreater(amdsmi.amdsmi_get_gpu_memory_total(handle, amdsmi.AmdSmiMemoryType.VRAM), 0)
+        self.assertEqual(amdsmi.amdsmi_get_gpu_asic_info(handle)["target_graphics_version"], "gfx942")
 
     def test_stubs_import_but_refuse_use_inside_the_entry(self):
         from pmqa_probe import stubs

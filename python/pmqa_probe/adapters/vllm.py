@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import sys
 
 from .. import stubs, triton_standin
@@ -32,10 +33,30 @@ from . import Adapter, Entry, Library
 # --- modules the probe supplies in --source mode
 
 
+def _engine_log_root() -> logging.Logger:
+    """The parent of the engine's loggers. Without a handler of its own, Python's last-resort handler
+    would print the engine's warnings (vLLM's _aiter_ops warns that it cannot find PyTorch's HIP
+    runtime, which the stand-in does not have) into the child's stderr, whose tail is what the probe
+    shows when a child fails; so they go nowhere unless PMQA_PROBE_VERBOSE is set."""
+    root = logging.getLogger("pmqa_probe.engine")
+    if not getattr(root, "_pmqa_configured", False):
+        root.propagate = False
+        if os.environ.get("PMQA_PROBE_VERBOSE"):
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(logging.Formatter("engine %(levelname)s %(name)s: %(message)s"))
+            root.addHandler(handler)
+            root.setLevel(logging.DEBUG)
+        else:
+            root.addHandler(logging.NullHandler())
+        root._pmqa_configured = True
+    return root
+
+
 class _EngineLogger:
     """vllm.logger's loggers: the *_once variants included; quiet unless PMQA_PROBE_VERBOSE is set."""
 
     def __init__(self, name):
+        _engine_log_root()
         self._log = logging.getLogger("pmqa_probe.engine." + name)
 
     def __getattr__(self, level):

@@ -14,6 +14,14 @@ from vllm.logger import init_logger
 from vllm.platforms import current_platform
 from vllm.utils.torch_utils import direct_register_custom_op
 
+# As in vLLM, this module imports the indexer from the entry's module at its top (to register it as
+# an op below) while the entry imports this module lazily, inside the call: an import cycle that
+# works only in that order, which the probe must keep.
+from vllm.v1.attention.ops.rocm_aiter_mla_sparse import (
+    rocm_aiter_sparse_attn_indexer,
+    rocm_aiter_sparse_attn_indexer_fake,
+)
+
 logger = init_logger(__name__)
 
 # Looked up once: find_spec is not something to call in a forward pass.
@@ -87,6 +95,9 @@ class rocm_aiter_ops:
         if not cls._ops_registered:
             direct_register_custom_op(op_name="rocm_aiter_topk_softmax", op_func=_topk_softmax_impl,
                                       mutates_args=["topk_weights", "topk_indices"], fake_impl=_topk_softmax_fake)
+            direct_register_custom_op(op_name="rocm_aiter_sparse_attn_indexer", op_func=rocm_aiter_sparse_attn_indexer,
+                                      mutates_args=["topk_indices_buffer"],
+                                      fake_impl=rocm_aiter_sparse_attn_indexer_fake)
             cls._ops_registered = True
 
 

@@ -4,7 +4,7 @@ amdsmi is asked first because it answers without initialising HIP (a worker may 
 CUDA_VISIBLE_DEVICES after importing this); torch's device properties are the fallback.
 """
 import os
-from functools import cache, wraps
+from functools import wraps
 
 import torch
 
@@ -16,12 +16,17 @@ from .interface import DeviceCapability, Platform, PlatformEnum
 logger = init_logger(__name__)
 
 try:
+    # One import for every amdsmi name the platform uses, as vLLM's file does: if amdsmi lacks any of
+    # them, none is bound and the arch comes from torch.
     from amdsmi import (
-        AmdSmiException,  # noqa: F401  (what amdsmi raises; other helpers catch it)
+        AmdSmiException,
+        AmdSmiMemoryType,
         amdsmi_get_gpu_asic_info,
+        amdsmi_get_gpu_memory_total,
         amdsmi_get_processor_handles,
         amdsmi_init,
         amdsmi_shut_down,
+        amdsmi_topo_get_numa_node_number,
     )
 except ImportError as exc:
     logger.warning("amdsmi is not importable (%r); the GPU arch comes from torch", exc)
@@ -49,6 +54,20 @@ def _arch_from_amdsmi() -> str:
     raise RuntimeError("amdsmi reported no gfx target")
 
 
+@_in_amdsmi_session
+def _total_memory_from_amdsmi(device_id: int) -> int:
+    return amdsmi_get_gpu_memory_total(amdsmi_get_processor_handles()[device_id], AmdSmiMemoryType.VRAM)
+
+
+@_in_amdsmi_session
+def _numa_node_from_amdsmi(device_id: int) -> int:
+    try:
+        return amdsmi_topo_get_numa_node_number(amdsmi_get_processor_handles()[device_id])
+    except AmdSmiException as exc:
+        logger.warning("no NUMA node for GPU %d: %s", device_id, exc)
+        return -1
+
+
 def _resolve_gcn_arch() -> str:
     try:
         return _arch_from_amdsmi()
@@ -61,16 +80,23 @@ def _resolve_gcn_arch() -> str:
 # Resolved once; plain bools from here on.
 _GCN_ARCH = _resolve_gcn_arch()
 
-_ON_GFX9 = any(t in _GCN_ARCH for t in ("gfx90a", "gfx942", "gfx950"))
+# One flag per arch vLLM names, each a substring test on the arch string, so that feature flags
+# ("gfx942:sramecc+:xnack-") never change them.
+_ON_GFX90A = "gfx90a" in _GCN_ARCH
 _ON_GFX942 = "gfx942" in _GCN_ARCH
 _ON_GFX950 = "gfx950" in _GCN_ARCH
+_ON_GFX1250 = "gfx1250" in _GCN_ARCH
+_ON_GFX9 = _ON_GFX90A or _ON_GFX942 or _ON_GFX950
 _ON_MI3XX = _ON_GFX942 or _ON_GFX950
 _ON_GFX1X = any(t in _GCN_ARCH for t in ("gfx11", "gfx12"))
 _ON_RDNA4 = any(t in _GCN_ARCH for t in ("gfx1200", "gfx1201"))
+# gfx1250 is a gfx12 part with CDNA-class matrix units: CDNA, not RDNA.
+_ON_CDNA = "gfx9" in _GCN_ARCH or _ON_GFX1250
+_ON_RDNA = _ON_GFX1X and not _ON_CDNA
 
 
-def on_gfx9() -> bool:
-    return _ON_GFX9
+def on_gfx90a() -> bool:
+    return _ON_GFX90A
 
 
 def on_gfx942() -> bool:
@@ -81,29 +107,44 @@ def on_gfx950() -> bool:
     return _ON_GFX950
 
 
+def on_gfx1250() -> bool:
+    return _ON_GFX1250
+
+
+def on_gfx9() -> bool:
+    return _ON_GFX9
+
+
 def on_mi3xx() -> bool:
     return _ON_MI3XX
 
 
 def on_gfx1x() -> bool:
-    return _ON_GFX1X
+    return _ON_GFX1X and not _ON_CDNA
 
 
 def on_rdna4() -> bool:
     return _ON_RDNA4
 
 
-@cache
+def on_cdna() -> bool:
+    return _ON_CDNA
+
+
+def on_rdna() -> bool:
+    return _ON_RDNA
+
+
 def get_cdna_version() -> int:
-    """The CDNA generation of the device, 0 for anything else."""
-    if _ON_GFX950:
-        return 4
-    if "gfx94" in _GCN_ARCH:
-        return 3
-    if "gfx90a" in _GCN_ARCH:
+    """The CDNA generation, from the arches vLLM names one by one. Anything unnamed is 0, the
+    pre-production MI300 parts gfx940/gfx941 included, so AITER counts as unsupported there."""
+    if on_gfx90a():
         return 2
-    if "gfx1250" in _GCN_ARCH:
-        # MI450: CDNA-class matrix units in a gfx12 part, numbered after gfx950.
+    if on_gfx942():
+        return 3
+    if on_gfx950():
+        return 4
+    if on_gfx1250():
         return 5
     return 0
 
@@ -140,8 +181,16 @@ class RocmPlatform(Platform):
         return os.environ.get("PMQA_STANDIN_GPU_NAME", "AMD Instinct")
 
     @classmethod
+    def get_device_total_memory(cls, device_id: int = 0) -> int:
+        return _total_memory_from_amdsmi(device_id)
+
+    @classmethod
+    def numa_node_of(cls, device_id: int = 0) -> int:
+        return _numa_node_from_amdsmi(device_id)
+
+    @classmethod
     def supports_fp8(cls) -> bool:
-        return any(t in _GCN_ARCH for t in ("gfx94", "gfx95", "gfx12"))
+        return on_cdna() or on_rdna4()
 
     @classmethod
     def is_fp8_fnuz(cls) -> bool:

@@ -77,6 +77,12 @@ def rocm_fp8_paged_mqa_logits(
     return per_head.sum(dim=0)
 
 
+def rocm_aiter_sparse_attn_indexer_fake(hidden_states, k_cache_prefix, kv_cache, q_fp8, weights, topk_tokens,
+                                        max_model_len, topk_indices_buffer):
+    """The op's shape-only twin for tracing and profiling runs."""
+    return topk_indices_buffer
+
+
 def rocm_aiter_sparse_attn_indexer(hidden_states, k_cache_prefix, kv_cache, q_fp8, weights, topk_tokens,
                                    max_model_len, topk_indices_buffer):
     """The indexer op (decode rows only in this stand-in)."""
