@@ -5,12 +5,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "command.hpp"
 #include "gen_list.hpp"
 #include "pmqa/fixtures/case_file.hpp"
+#include "pmqa/fixtures/envelope.hpp"
+#include "pmqa/fixtures/fit.hpp"
 #include "pmqa/fixtures/suites.hpp"
 #include "pmqa/reference/reference.hpp"
 #include "progress.hpp"
@@ -26,15 +29,39 @@ struct GenArgs {
   bool list = false;
   bool with_reference = false;
   bool include_large = false;
+  std::string fit;                     // --fit CONVENTION: draw inside its envelope
+  std::string platform;                // --platform cuda|rocm|none (default: the only one listed)
+  std::vector<std::string> envelopes;  // --envelope FILE: overlays
+  bool show_envelope = false;
 };
 
-std::vector<fixtures::SuiteCase> pick_cases(const GenArgs& a) {
-  auto all = fixtures::suite(a.suite);
+std::optional<fixtures::Envelope> envelope_for(const GenArgs& a) {
+  if (a.fit.empty()) {
+    if (!a.envelopes.empty()) {
+      // An overlay names its convention: --envelope alone fits into it.
+      const auto first = fixtures::read_envelope_file(a.envelopes.front());
+      GenArgs b = a;
+      b.fit = first.convention;
+      return envelope_for(b);
+    }
+    if (!a.platform.empty()) throw UsageError("gen: --platform needs --fit CONVENTION");
+    return std::nullopt;
+  }
+  std::vector<fixtures::EnvelopeFile> overlays;
+  for (const auto& path : a.envelopes) overlays.push_back(fixtures::read_envelope_file(path));
+  return fixtures::make_envelope(a.fit, a.platform, overlays);
+}
+
+std::vector<fixtures::SuiteCase> pick_cases(const GenArgs& a, const std::optional<fixtures::Envelope>& envelope) {
+  auto all = envelope ? fixtures::fit_suite(a.suite, *envelope) : fixtures::suite(a.suite);
   if (a.cases.empty()) return all;
   std::vector<fixtures::SuiteCase> picked;
   for (const auto& name : a.cases) {
     const auto it = std::find_if(all.begin(), all.end(), [&](const auto& c) { return c.name == name; });
-    if (it == all.end()) throw UsageError("suite " + a.suite + " has no case '" + name + "' (see pmqa gen --list --suite " + a.suite + ")");
+    if (it == all.end())
+      throw UsageError("suite " + a.suite + (envelope ? " fitted into " + envelope->convention : std::string()) +
+                       " has no case '" + name + "' (see pmqa gen --list --suite " + a.suite +
+                       (envelope ? " --fit " + envelope->convention : std::string()) + ")");
     picked.push_back(*it);
   }
   return picked;
@@ -53,14 +80,42 @@ CaseFile case_file_for(const fixtures::SuiteCase& sc, bool with_reference) {
   return f;
 }
 
+void print_fitted_list(const GenArgs& a, const fixtures::Envelope& e) {
+  const auto names = a.suite.empty() ? fixtures::suite_names() : std::vector<std::string>{a.suite};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto cases = fixtures::fit_suite(names[i], e);
+    std::printf("%ssuite %s fitted into %s on %s: %zu cases\n", i ? "\n" : "", names[i].c_str(), e.convention.c_str(),
+                e.platform.c_str(), cases.size());
+    Table table({"case", "shape", "max_model_len", "seed", "description"});
+    for (const auto& sc : cases)
+      table.row({sc.name, spec_shape_summary(sc.spec), std::to_string(sc.spec.max_model_len), std::to_string(sc.spec.seed),
+                 (sc.large ? "[large: --include-large] " : "") + sc.description});
+    table.print(stdout);
+  }
+}
+
 int run_gen(const GenArgs& a) {
+  std::optional<fixtures::Envelope> envelope;
+  try {
+    envelope = envelope_for(a);
+  } catch (const fixtures::EnvelopeError& e) {
+    throw UsageError(std::string("gen: ") + e.what());
+  }
+  if (envelope && !envelope->platform_listed)
+    throw UsageError("gen: " + envelope->refusal({}) + "; nothing can be drawn inside it");
+  if (a.show_envelope) {
+    if (!envelope) throw UsageError("gen: --show-envelope needs --fit CONVENTION");
+    std::printf("%s", envelope->describe().c_str());
+    return kExitPass;
+  }
   if (a.list) {
-    print_suite_list(stdout, a.suite);
+    if (envelope) print_fitted_list(a, *envelope);
+    else print_suite_list(stdout, a.suite);
     return kExitPass;
   }
   if (a.suite.empty()) throw UsageError("gen: --suite is required (one of quick, standard, nightly; see pmqa gen --list)");
   if (a.out.empty()) throw UsageError("gen: --out DIR is required");
-  const auto cases = pick_cases(a);
+  const auto cases = pick_cases(a, envelope);
   const std::filesystem::path dir(a.out);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -86,7 +141,8 @@ int run_gen(const GenArgs& a) {
     ++written;
   }
   progress.clear();
-  std::printf("pmqa gen --suite %s: %d file(s) written to %s, %d large case(s) skipped\n", a.suite.c_str(), written,
+  std::printf("pmqa gen --suite %s%s: %d file(s) written to %s, %d large case(s) skipped\n", a.suite.c_str(),
+              envelope ? (" --fit " + envelope->convention + " (" + envelope->platform + ")").c_str() : "", written,
               dir.string().c_str(), skipped);
   return kExitPass;
 }
@@ -104,6 +160,16 @@ Command add_gen_command(CLI::App& parent) {
   cmd.app->add_flag("--with-reference", args->with_reference,
                     "also store the fp32 reference's logits (a file pmqa verify passes)");
   cmd.app->add_flag("--include-large", args->include_large, "also write the large (gigabyte) cases");
+  cmd.app->add_option("--fit", args->fit,
+                      "draw the suite inside CONVENTION's envelope (aiter-fused, aiter-stage1, deepgemm, eager): its "
+                      "cases that fit as they are, then fitted edge cases and random draws up to the suite's size");
+  cmd.app->add_option("--platform", args->platform,
+                      "cuda | rocm | none (the convention's own limits only); default: the one platform the "
+                      "envelope lists");
+  cmd.app->add_option("--envelope", args->envelopes,
+                      "an overlay file (pmqa-envelope-overlay/1) adding, replacing or dropping limits (repeatable; "
+                      "alone it fits into the convention it names)");
+  cmd.app->add_flag("--show-envelope", args->show_envelope, "print the envelope's limits and reasons and exit");
   cmd.run = [args] { return run_gen(*args); };
   return cmd;
 }

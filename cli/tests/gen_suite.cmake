@@ -1,0 +1,26 @@
+# cmake -DPMQA=<pmqa> -DOUT=<dir> -DARGS=<gen arguments> -DMIN_FILES=<n> -P gen_suite.cmake
+# Runs `pmqa gen ARGS --out OUT` into a fresh folder (gen validates every case it writes), checks it
+# exits 0 and wrote as many case files as its summary says, at least MIN_FILES, and removes the
+# folder (the nightly suite is 300 MB).
+foreach(var PMQA OUT ARGS MIN_FILES)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "gen_suite.cmake: ${var} is not set")
+  endif()
+endforeach()
+file(REMOVE_RECURSE "${OUT}")
+separate_arguments(args UNIX_COMMAND "${ARGS}")
+execute_process(COMMAND "${PMQA}" gen ${args} --out "${OUT}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "pmqa gen ${ARGS} exited ${rc}:\n${out}\n${err}")
+endif()
+file(GLOB files "${OUT}/*.safetensors")
+list(LENGTH files count)
+string(REGEX MATCH "([0-9]+) file\\(s\\) written" summary "${out}")
+if(NOT summary OR NOT CMAKE_MATCH_1 EQUAL count)
+  message(FATAL_ERROR "pmqa gen ${ARGS}: ${count} files on disk, the summary says: ${summary}\n${out}")
+endif()
+if(count LESS MIN_FILES)
+  message(FATAL_ERROR "pmqa gen ${ARGS}: ${count} files, expected at least ${MIN_FILES}")
+endif()
+message(STATUS "pmqa gen ${ARGS}: ${count} files")
+file(REMOVE_RECURSE "${OUT}")
