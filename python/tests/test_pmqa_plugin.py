@@ -1,0 +1,149 @@
+"""The pytest plugin, run as a kernel author runs it: pytest sessions over stand-in kernels (pytester).
+
+The passing stand-in is the example a kernel author copies (python/examples/test_my_kernel.py); the
+failing one is the same kernel with a planted bug. Each session's verdicts must be pmqa.verify's,
+case by case, with the report (and its text map) as the failure message, in pytest's JUnit too.
+Run with ``-p pytester``.
+"""
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+import pmqa
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "test_my_kernel.py"
+PLUGIN = ("-p", "pmqa.pytest_plugin")
+
+BROKEN = '''
+import pmqa
+from standin import my_kernel
+
+
+def test_kernel(pmqa_case):
+    c = pmqa_case
+    # the planted bug: q and the keys always decoded as e4m3fn (spec §6 class 3 on gfx942)
+    logits = my_kernel(c.q, c.kv_cache_blocks, c.weights, c.context_lens, c.block_table, c.max_model_len,
+                       fp8="e4m3fn", layout=c.layout)
+    pmqa.assert_matches(c, logits)
+'''
+
+
+def output(result):
+    return "\n".join(result.outlines + result.errlines)
+
+
+def junit_cases(path):
+    """{case id: (outcome, message)} from pytest's JUnit file."""
+    out = {}
+    for tc in ET.parse(path).getroot().iter("testcase"):
+        name = tc.get("name")
+        case = name[name.index("[") + 1:-1]
+        failure, skipped = tc.find("failure"), tc.find("skipped")
+        if failure is not None:
+            out[case] = ("failed", (failure.get("message") or "") + "\n" + (failure.text or ""))
+        elif skipped is not None:
+            out[case] = ("skipped", skipped.get("message") or "")
+        else:
+            out[case] = ("passed", "")
+    return out
+
+
+@pytest.fixture
+def standin(pytester):
+    pytester.makepyfile(standin=EXAMPLE.read_text())
+    return pytester
+
+
+def test_the_example_passes_every_quick_case(pytester):
+    pytester.makepyfile(test_my_kernel=EXAMPLE.read_text())
+    quick = pmqa.cases("quick")
+    result = pytester.runpytest_subprocess(*PLUGIN, "-v", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=len(quick))
+    for c in quick:
+        result.stdout.fnmatch_lines([f"*test_my_kernel.py::test_my_kernel[[]{c.name}[]] PASSED*"])
+    got = junit_cases(pytester.path / "junit.xml")
+    assert set(got) == set(quick.names) and {v[0] for v in got.values()} == {"passed"}
+
+
+def test_a_broken_kernel_fails_exactly_where_verify_fails(standin):
+    """Every case the planted bug changes fails with pmqa's report; the others pass."""
+    ns = {}
+    exec(compile(EXAMPLE.read_text(), str(EXAMPLE), "exec"), ns)
+    kernel = ns["my_kernel"]
+    expected = {}
+    for c in pmqa.cases("quick"):
+        logits = kernel(c.q, c.kv_cache_blocks, c.weights, c.context_lens, c.block_table, c.max_model_len,
+                        fp8="e4m3fn", layout=c.layout)
+        expected[c.name] = pmqa.verify(c, logits)
+    failing = {n for n, r in expected.items() if not r.passed}
+    assert failing and len(failing) < len(expected), "the bug must fail some cases (FNUZ ones) and pass others"
+
+    standin.makepyfile(test_broken=BROKEN)
+    result = standin.runpytest_subprocess(*PLUGIN, "--junitxml=junit.xml")
+    result.assert_outcomes(passed=len(expected) - len(failing), failed=len(failing))
+    got = junit_cases(standin.path / "junit.xml")
+    assert {n for n, (o, _) in got.items() if o == "failed"} == failing
+    for name in failing:
+        message = got[name][1]
+        report = str(expected[name])
+        assert report.splitlines()[0] in message, name  # "FAIL <the case>"
+        assert "first mismatches:" in message and "error map, rows x logical blocks" in message
+        assert f"reproduce: the inputs: pmqa gen --suite quick --case {name}" in message
+    # the terminal summary names the failing cases by their ids
+    for name in sorted(failing)[:3]:
+        result.stdout.fnmatch_lines([f"FAILED test_broken.py::test_kernel[[]{name}[]]*"])
+
+
+def test_options_and_marker_choose_the_cases(standin):
+    standin.makepyfile(test_pick='''
+import pytest
+
+@pytest.mark.pmqa(cases=["edge-lengths-1d", "nan-codes-e4m3fn"])
+def test_marked(pmqa_case):
+    assert pmqa_case.name in ("edge-lengths-1d", "nan-codes-e4m3fn")
+
+def test_any(pmqa_case):
+    assert pmqa_case.device is None and pmqa_case.q.dtype.name == "uint8"
+''')
+    result = standin.runpytest_subprocess(*PLUGIN, "-v", "--pmqa-case", "edge-lengths-1d")
+    result.assert_outcomes(passed=2)  # the command line wins over the marker: one case each
+    result = standin.runpytest_subprocess(*PLUGIN, "-v", "-k", "marked")
+    result.assert_outcomes(passed=2)
+    result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-case", "no-such-case")
+    assert result.ret != 0 and "has no case(s) no-such-case" in output(result)
+    result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-suite", "no-such-suite")
+    assert result.ret != 0 and "no-such-suite" in output(result)
+
+
+def test_large_cases_are_skipped_with_the_reason(standin):
+    large = [c.name for c in pmqa.cases("nightly", include_large=True) if c.large]
+    assert large
+    standin.makepyfile(test_big='''
+def test_big(pmqa_case):
+    raise AssertionError("a large case ran without --pmqa-include-large")
+''')
+    result = standin.runpytest_subprocess(*PLUGIN, "-rs", "--pmqa-suite", "nightly", *sum((["--pmqa-case", n] for n in large), []))
+    result.assert_outcomes(skipped=len(large))
+    result.stdout.fnmatch_lines(["*pmqa: a large case (gigabytes of buffers)*"])
+
+
+def test_fit_before_envelopes_exist_is_a_usage_error(standin):
+    standin.makepyfile(test_fit='def test_fit(pmqa_case):\n    pass\n')
+    result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-fit", "deepgemm")
+    assert result.ret != 0 and "issue 24" in output(result)
+
+
+def test_buffers_are_freed_after_each_test(standin):
+    standin.makepyfile(test_free='''
+seen = []
+
+def test_a(pmqa_case):
+    pmqa_case.q
+    seen.append(pmqa_case)
+
+def test_after():
+    assert seen and all(not c._h.loaded for c in seen), "a case's buffers outlived its test"
+''')
+    result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-case", "edge-lengths-1d")
+    result.assert_outcomes(passed=2)
