@@ -26,10 +26,12 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BUILD_BASE = os.environ.get("PMQA_BUILD_BASE")
 
-# Package data taken from the source tree: destination package folder -> files of the repository.
-# pmqa_probe.data.data_file looks in the package's data/ folder before the source tree.
+# Package data taken from the source tree: destination folder in a package -> files or folders
+# (copied whole) of the repository. pmqa_probe.data.data_file and pmqa_run.envelope.envelope_dir
+# look in their package's data/ folder before the source tree.
 DATA = {
     "pmqa_probe/data": ["fixtures/arch_matrix.json", "dispatch/data/arch_table.json"],
+    "pmqa_run/data": ["fixtures/data/envelopes"],
 }
 
 
@@ -54,11 +56,14 @@ class BuildPy(build_py):
         for dest, files in DATA.items():
             for name in files:
                 src = ROOT / name
-                if not src.is_file():
-                    raise SystemExit(f"pmqa: {src} is missing: build from a pmqa checkout")
                 target = Path(self.build_lib) / dest / src.name
                 target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, target)
+                if src.is_dir():
+                    shutil.copytree(src, target, dirs_exist_ok=True)
+                elif src.is_file():
+                    shutil.copyfile(src, target)
+                else:
+                    raise SystemExit(f"pmqa: {src} is missing: build from a pmqa checkout")
 
 
 class CMakeBuild(build_ext):

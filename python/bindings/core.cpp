@@ -21,7 +21,9 @@
 #include <nlohmann/json.hpp>
 
 #include "pmqa/fixtures/case_file.hpp"
+#include "pmqa/fixtures/envelope.hpp"
 #include "pmqa/fixtures/error_map_picture.hpp"
+#include "pmqa/fixtures/fit.hpp"
 #include "pmqa/fixtures/judge_file.hpp"
 #include "pmqa/fixtures/suites.hpp"
 #include "pmqa/reference/compare.hpp"
@@ -44,11 +46,15 @@ class CaseHandle {
     h->name_ = h->file_->c.name;
     return h;
   }
-  static std::shared_ptr<CaseHandle> from_suite(const fixtures::SuiteCase& sc, const std::string& suite) {
+  // gen_args: the `pmqa gen` arguments that write this case's suite ("--suite quick",
+  // "--suite standard --fit deepgemm --platform cuda").
+  static std::shared_ptr<CaseHandle> from_suite(const fixtures::SuiteCase& sc, const std::string& suite,
+                                                const std::string& gen_args) {
     auto h = std::make_shared<CaseHandle>();
     h->spec_ = sc;
     h->suite_ = suite;
     h->name_ = sc.name;
+    h->gen_args_ = gen_args;
     return h;
   }
 
@@ -86,6 +92,7 @@ class CaseHandle {
   const std::string& name() const noexcept { return name_; }
   const std::string& source() const noexcept { return source_; }  // the file's path; empty for a suite case
   const std::string& suite() const noexcept { return suite_; }
+  const std::string& gen_args() const noexcept { return gen_args_; }
   const std::optional<fixtures::SuiteCase>& spec() const noexcept { return spec_; }
 
  private:
@@ -93,7 +100,7 @@ class CaseHandle {
   std::shared_ptr<const CaseFile> file_;
   std::shared_ptr<const Reference> oracle_;
   std::optional<fixtures::SuiteCase> spec_;
-  std::string source_, suite_, name_;
+  std::string source_, suite_, name_, gen_args_;
 };
 
 using Handle = std::shared_ptr<CaseHandle>;
@@ -274,6 +281,45 @@ void write_case(const Handle& h, const std::string& path, const std::optional<py
   write_case_file(path, out);
 }
 
+// A convention's envelope on a platform ("" : the one it lists) with overlay files applied.
+fixtures::Envelope envelope_of(const std::string& convention, const std::string& platform,
+                               const std::vector<std::string>& overlays) {
+  std::vector<fixtures::EnvelopeFile> files;
+  for (const auto& path : overlays) files.push_back(fixtures::read_envelope_file(path));
+  return fixtures::make_envelope(convention, platform, files);
+}
+
+std::string gen_args_for(const std::string& suite, const fixtures::Envelope& e, const std::vector<std::string>& overlays) {
+  std::string args = "--suite " + suite + " --fit " + e.convention + " --platform " + e.platform;
+  for (const auto& path : overlays) args += " --envelope " + path;
+  return args;
+}
+
+// The suite drawn inside the envelope (`pmqa gen --suite S --fit C`): fit_suite.
+std::vector<Handle> fitted_suite(const std::string& suite, const std::string& convention, const std::string& platform,
+                                 const std::vector<std::string>& overlays) {
+  const fixtures::Envelope e = envelope_of(convention, platform, overlays);
+  if (!e.platform_listed) throw std::invalid_argument(e.refusal({}) + "; nothing can be drawn inside it");
+  std::vector<Handle> out;
+  const std::string args = gen_args_for(suite, e, overlays);
+  for (const auto& sc : fixtures::fit_suite(suite, e)) out.push_back(CaseHandle::from_suite(sc, suite, args));
+  return out;
+}
+
+// Why the envelope refuses each case ("" where it lies inside), from the spec without building it
+// (the gigabyte cases stay cheap) or from the case file.
+std::vector<std::string> refusals(const std::vector<Handle>& cases, const std::string& convention,
+                                  const std::string& platform, const std::vector<std::string>& overlays) {
+  const fixtures::Envelope e = envelope_of(convention, platform, overlays);
+  std::vector<std::string> out;
+  for (const auto& h : cases) {
+    const fixtures::CaseTraits t = h->spec() ? fixtures::traits_of(h->spec()->spec) : fixtures::traits_of(h->file()->c);
+    const std::string why = e.refusal(t);
+    out.push_back(why.empty() ? why : "outside " + e.convention + " on " + e.platform + ": " + why);
+  }
+  return out;
+}
+
 template <class T>
 py::array_t<T> map_array(const std::vector<T>& v, std::int64_t rows, std::int64_t cols) {
   py::array_t<T> a({rows, cols});
@@ -306,6 +352,8 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetObject(case_file_error.ptr(), err.ptr());
     } catch (const CaseError& e) {
       case_error(e.what());
+    } catch (const fixtures::EnvelopeError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());  // a bad convention, platform or overlay
     }
   });
 
@@ -313,6 +361,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("name", &CaseHandle::name)
       .def_property_readonly("source", &CaseHandle::source)
       .def_property_readonly("suite", &CaseHandle::suite)
+      .def_property_readonly("gen_args", &CaseHandle::gen_args)
       .def_property_readonly("large", [](const CaseHandle& h) { return h.spec() && h.spec()->large; })
       .def_property_readonly("suite_description",
                              [](const CaseHandle& h) { return h.spec() ? h.spec()->description : std::string(); })
@@ -329,10 +378,21 @@ PYBIND11_MODULE(_core, m) {
       "suite",
       [](const std::string& name) {
         std::vector<Handle> out;
-        for (const auto& sc : fixtures::suite(name)) out.push_back(CaseHandle::from_suite(sc, name));
+        for (const auto& sc : fixtures::suite(name)) out.push_back(CaseHandle::from_suite(sc, name, "--suite " + name));
         return out;
       },
       py::arg("name"));
+  m.def("fitted_suite", &fitted_suite, py::arg("suite"), py::arg("convention"), py::arg("platform") = "",
+        py::arg("overlays") = std::vector<std::string>{});
+  m.def("refusals", &refusals, py::arg("cases"), py::arg("convention"), py::arg("platform") = "",
+        py::arg("overlays") = std::vector<std::string>{});
+  m.def("envelope_conventions", &fixtures::envelope_conventions);
+  m.def(
+      "describe_envelope",
+      [](const std::string& convention, const std::string& platform, const std::vector<std::string>& overlays) {
+        return envelope_of(convention, platform, overlays).describe();
+      },
+      py::arg("convention"), py::arg("platform") = "", py::arg("overlays") = std::vector<std::string>{});
   m.def("reference", &reference_logits, py::arg("case"), py::arg("nan") = py::none(), py::arg("precision") = "fp64");
   m.def("verify", &verify, py::arg("case"), py::arg("logits"), py::arg("contract") = py::none(),
         py::arg("tolerance") = py::none(), py::arg("nan") = py::none(), py::arg("max_listed") = 10);

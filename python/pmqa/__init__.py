@@ -19,7 +19,7 @@ from typing import Any, List
 __version__ = "0.1.0"
 
 _API = ("CONTRACTS", "NAN_RULES", "SENTINEL_BITS", "TOLERANCES", "Case", "CaseError", "CaseFileError", "CaseList",
-        "Report", "assert_matches", "cases", "read_case", "reference", "suites", "verify")
+        "Report", "assert_matches", "cases", "describe_envelope", "envelopes", "read_case", "reference", "suites", "verify")
 _CORE = ("ErrorMap", "Mismatch", "RegionMismatch")
 
 __all__ = list(_API + _CORE)

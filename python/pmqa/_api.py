@@ -7,7 +7,7 @@ carries arrays across.
 from __future__ import annotations
 
 import shlex
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 import numpy as np
 
@@ -21,6 +21,7 @@ CONTRACTS = ("clean", "valid-only")
 NAN_RULES = ("propagate", "relu-clamp")
 TOLERANCES = tuple(core.tolerance_names())
 SENTINEL_BITS = core.sentinel_bits()
+LARGE_REASON = "a large case (gigabytes of buffers): GPU runs only, and only when asked for"
 
 _FIELDS = ("name", "suite", "seed", "fp8", "layout", "batch", "next_n", "heads", "head_dim", "block_size",
            "num_blocks", "block_stride", "max_blocks_per_seq", "max_model_len", "context_lens_2d", "contract",
@@ -35,11 +36,11 @@ class Case:
     its buffers (they come back on the next use, the same bytes: cases are seeded).
     """
 
-    def __init__(self, handle: Any, device: Optional[str] = None, skip_reason: Optional[str] = None):
+    def __init__(self, handle: Any, device: Optional[str] = None, outside: Optional[str] = None):
         self._h = handle
         self.device = device
-        #: Why a test should not run this case (a gigabyte case; outside a convention's envelope), or None.
-        self.skip_reason = skip_reason
+        #: The envelope limit the case breaks (cases(envelope=...)), or None.
+        self.outside = outside or None
         self._fields: Optional[Dict[str, Any]] = None
         self._arrays: Optional[Dict[str, Any]] = None
 
@@ -57,6 +58,14 @@ class Case:
     def large(self) -> bool:
         """A case with gigabytes of buffers (the nightly suite's 2^31-byte case)."""
         return self._h.large
+
+    @property
+    def skip_reason(self) -> Optional[str]:
+        """Why a test runner should not run this case (outside the envelope asked for, or a gigabyte
+        case), or None."""
+        if self.outside:
+            return self.outside
+        return LARGE_REASON if self.large else None
 
     def _field(self, key: str) -> Any:
         if self._fields is None:
@@ -139,7 +148,7 @@ class Case:
 
     def to(self, device: Optional[str]) -> "Case":
         """The same case with its inputs on another device (None: numpy)."""
-        return Case(self._h, device, self.skip_reason)
+        return Case(self._h, device, self.outside)
 
     def release(self) -> None:
         """Frees a suite case's buffers and its cached oracle (arrays already handed out stay valid)."""
@@ -180,31 +189,59 @@ def read_case(path: str, device: Optional[str] = None) -> Case:
     return Case(core.read_case(str(path)), device)
 
 
-def _fit_unavailable(fit: str) -> None:
-    raise NotImplementedError(
-        f"fit={fit!r}: drawing a suite inside a calling convention's envelope needs the envelopes of issue 24 "
-        "(`pmqa gen --fit CONVENTION`), which this build of pmqa does not have yet; call pmqa.cases(suite) "
-        "without fit, or update pmqa")
+def _convention(spec: str) -> tuple:
+    """"deepgemm" or "aiter-fused:cuda" -> (convention, platform; "" for the one it lists)."""
+    convention, _, platform = str(spec).partition(":")
+    return convention, platform
+
+
+def envelopes() -> List[str]:
+    """The calling conventions with an envelope (what the library behind each supports)."""
+    return list(core.envelope_conventions())
+
+
+def describe_envelope(convention: str, overlays: Iterable[str] = ()) -> str:
+    """Every limit of a convention's envelope ("CONVENTION[:PLATFORM]") with its reason."""
+    conv, platform = _convention(convention)
+    return core.describe_envelope(conv, platform, [str(p) for p in overlays])
 
 
 def cases(suite: str = "quick", fit: Optional[str] = None, device: Optional[str] = None,
-          include_large: bool = False) -> CaseList:
+          include_large: bool = False, envelope: Optional[str] = None, overlays: Iterable[str] = ()) -> CaseList:
     """A built-in suite's cases, generated on first use, with inputs as numpy arrays (device None)
     or torch tensors on ``device``.
 
-    ``fit``: a calling convention (aiter-fused, aiter-stage1, deepgemm, eager) whose library's
-    envelope the cases are drawn inside. ``include_large``: also the gigabyte cases, marked with a
+    fit: "CONVENTION[:PLATFORM]" (aiter-fused, aiter-stage1, deepgemm, eager; cuda, rocm, none): the
+    suite drawn inside the envelope of the library behind that calling convention, as
+    `pmqa gen --suite SUITE --fit CONVENTION --platform PLATFORM` writes it (the platform may be
+    left out where the envelope lists one). envelope: the same, but the suite's own cases, those
+    outside the envelope carrying the limit they break as their skip_reason. overlays: envelope
+    overlay files (`pmqa gen --envelope FILE`). include_large: also the gigabyte cases, with a
     skip_reason (a test runner decides).
     """
-    if fit is not None:
-        _fit_unavailable(fit)
+    overlays = [str(p) for p in overlays]
+    if fit is not None and envelope is not None:
+        raise ValueError("fit= draws the cases inside an envelope, envelope= marks the suite's own cases outside "
+                         "it: give one of them")
+    chosen = fit if fit is not None else envelope
+    try:
+        if fit is not None:
+            handles = list(core.fitted_suite(suite, *_convention(fit), overlays))
+        else:
+            handles = list(core.suite(suite))
+        outside: List[str] = [""] * len(handles)
+        if chosen is not None:
+            outside = list(core.refusals(handles, *_convention(chosen), overlays))
+    except ValueError as exc:
+        if chosen is not None and not _convention(chosen)[1] and "choose one" in str(exc):
+            conv = _convention(chosen)[0]
+            raise ValueError(f"{exc}; here: \"{conv}:PLATFORM\", e.g. \"{conv}:cuda\"") from None
+        raise
     out = CaseList()
-    for h in core.suite(suite):
+    for h, why in zip(handles, outside):
         if h.large and not include_large:
             continue
-        reason = ("a large case (gigabytes of buffers): GPU runs only, and only when asked for"
-                  if h.large else None)
-        out.append(Case(h, device, reason))
+        out.append(Case(h, device, why))
     return out
 
 
@@ -291,7 +328,7 @@ def _reproduce(case: Case, logits_are_the_files: bool, opts: Mapping[str, str]) 
     if case.source:
         inputs = f"the inputs are {shlex.quote(case.source)}"
     else:
-        inputs = f"the inputs: pmqa gen --suite {case._h.suite} --case {shlex.quote(case.name)} --out DIR"
+        inputs = f"the inputs: pmqa gen {case._h.gen_args} --case {shlex.quote(case.name)} --out DIR"
     return f"{inputs}; case.save(FILE, logits) stores these logits, then: pmqa verify FILE {flags}"
 
 

@@ -4,21 +4,26 @@ Installed pmqa registers this module under pytest's ``pytest11`` entry point, so
 itself; from a source tree, ``-p pmqa.pytest_plugin``. Options:
 
   --pmqa-suite NAME          quick (default), standard, nightly
-  --pmqa-fit CONVENTION      draw the cases inside a calling convention's envelope (aiter-fused,
-                             aiter-stage1, deepgemm, eager); cases outside it are skipped with the
+  --pmqa-fit CONVENTION[:PLATFORM]
+                             the suite drawn inside the envelope of the library behind a calling
+                             convention (aiter-fused, aiter-stage1, deepgemm, eager; platform cuda,
+                             rocm or none where the envelope lists several), as `pmqa gen --fit`
+  --pmqa-skip-outside CONVENTION[:PLATFORM]
+                             the suite's own cases, those outside that envelope skipped with the
                              limit they break
+  --pmqa-overlay FILE        an envelope overlay (`pmqa gen --envelope FILE`), repeatable
   --pmqa-case NAME           only these cases (repeatable)
   --pmqa-device DEVICE       inputs as torch tensors on DEVICE (cuda, cuda:1, cpu); default numpy
   --pmqa-include-large       also the gigabyte cases (skipped otherwise, with the reason)
 
-A test module or function may carry ``@pytest.mark.pmqa(suite=..., fit=..., cases=[...])`` for the
-defaults it needs; a command-line option wins. Test ids are the case names, e.g.
+A test module or function may carry ``@pytest.mark.pmqa(suite=..., fit=..., skip_outside=...,
+cases=[...], device=...)`` for the defaults it needs; a command-line option wins. Test ids are the case names, e.g.
 ``test_kernel[edge-lengths-1d]``. ``pmqa.assert_matches(case, logits)`` fails with pmqa's report
 and its text map as the message (and so in pytest's --junitxml).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
@@ -27,8 +32,12 @@ def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("pmqa", "pmqa: FP8 paged MQA logits cases")
     group.addoption("--pmqa-suite", default=None, metavar="NAME",
                     help="the pmqa suite the pmqa_case fixture runs over: quick (default), standard, nightly")
-    group.addoption("--pmqa-fit", default=None, metavar="CONVENTION",
-                    help="draw the cases inside this calling convention's envelope; cases outside are skipped")
+    group.addoption("--pmqa-fit", default=None, metavar="CONVENTION[:PLATFORM]",
+                    help="the suite drawn inside this calling convention's envelope (as pmqa gen --fit)")
+    group.addoption("--pmqa-skip-outside", default=None, metavar="CONVENTION[:PLATFORM]",
+                    help="the suite's own cases; those outside this convention's envelope are skipped with the reason")
+    group.addoption("--pmqa-overlay", action="append", default=[], metavar="FILE",
+                    help="an envelope overlay file adding, replacing or dropping limits (repeatable)")
     group.addoption("--pmqa-case", action="append", default=[], metavar="NAME",
                     help="only this case of the suite (repeatable)")
     group.addoption("--pmqa-device", default=None, metavar="DEVICE",
@@ -38,33 +47,36 @@ def pytest_addoption(parser: Any) -> None:
 
 
 def pytest_configure(config: Any) -> None:
-    config.addinivalue_line("markers", "pmqa(suite=None, fit=None, cases=None, device=None): the pmqa cases a "
-                                       "test that takes pmqa_case runs over")
+    config.addinivalue_line("markers", "pmqa(suite=None, fit=None, skip_outside=None, cases=None, device=None): the "
+                                       "pmqa cases a test that takes pmqa_case runs over")
 
 
 def _choice(metafunc: Any) -> Dict[str, Any]:
     opt = metafunc.config.getoption
     marker = metafunc.definition.get_closest_marker("pmqa")
     kw = dict(marker.kwargs) if marker else {}
-    unknown = set(kw) - {"suite", "fit", "cases", "device"}
+    unknown = set(kw) - {"suite", "fit", "skip_outside", "cases", "device"}
     if unknown:
         raise pytest.UsageError(f"@pytest.mark.pmqa: unknown argument(s) {sorted(unknown)}")
     return {"suite": opt("--pmqa-suite") or kw.get("suite") or "quick",
             "fit": opt("--pmqa-fit") or kw.get("fit"),
+            "skip_outside": opt("--pmqa-skip-outside") or kw.get("skip_outside"),
+            "overlays": tuple(opt("--pmqa-overlay")),
             "cases": list(opt("--pmqa-case")) or list(kw.get("cases") or []),
             "device": opt("--pmqa-device") or kw.get("device"),
             "include_large": bool(opt("--pmqa-include-large"))}
 
 
-_SUITES: Dict[Tuple[str, Optional[str], Optional[str]], List[Any]] = {}
+_SUITES: Dict[Tuple[Any, ...], List[Any]] = {}
 
 
-def _suite(suite: str, fit: Optional[str], device: Optional[str]) -> List[Any]:
+def _suite(choice: Dict[str, Any]) -> List[Any]:
     import pmqa  # the extension is loaded when a test asks for a case, not when pytest starts
 
-    key = (suite, fit, device)
+    key = tuple(choice[k] for k in ("suite", "fit", "skip_outside", "overlays", "device"))
     if key not in _SUITES:
-        _SUITES[key] = list(pmqa.cases(suite, fit=fit, device=device, include_large=True))
+        _SUITES[key] = list(pmqa.cases(choice["suite"], fit=choice["fit"], device=choice["device"], include_large=True,
+                                       envelope=choice["skip_outside"], overlays=choice["overlays"]))
     return _SUITES[key]
 
 
@@ -73,8 +85,8 @@ def pytest_generate_tests(metafunc: Any) -> None:
         return
     choice = _choice(metafunc)
     try:
-        found = _suite(choice["suite"], choice["fit"], choice["device"])
-    except (ValueError, NotImplementedError) as exc:
+        found = _suite(choice)
+    except (ValueError, OSError) as exc:
         raise pytest.UsageError(f"pmqa: {exc}") from None
     if choice["cases"]:
         names = {c.name for c in found}
@@ -84,9 +96,7 @@ def pytest_generate_tests(metafunc: Any) -> None:
         found = [c for c in found if c.name in choice["cases"]]
     params = []
     for case in found:
-        reason = case.skip_reason
-        if case.large and choice["include_large"]:
-            reason = None
+        reason = case.outside or (case.skip_reason if not choice["include_large"] else None)
         marks = [pytest.mark.skip(reason=f"pmqa: {reason}")] if reason else []
         params.append(pytest.param(case, id=case.name, marks=marks))
     metafunc.parametrize("pmqa_case", params, indirect=True)

@@ -29,7 +29,7 @@ vpy="$work/venv/bin/python"
 "$vpy" -m pip install -q "$wheel"
 
 cd "$work"
-"$vpy" - "$work/venv" <<'PY'
+"$vpy" - "$work/venv" "$src" <<'PY'
 import importlib.metadata as md, json, sys
 from pathlib import Path
 venv = Path(sys.argv[1]).resolve()
@@ -44,10 +44,15 @@ for name in ("arch_matrix.json", "arch_table.json"):
     f = data.data_file(name)
     assert venv in f.resolve().parents, f"{name} found at {f}, not in the package data"
     json.loads(f.read_text())
+site = Path(pmqa_run.__file__).resolve().parent
+envelopes = sorted(p.relative_to(site / "data" / "envelopes").as_posix() for p in (site / "data" / "envelopes").rglob("*.json"))
+in_tree = sorted(p.relative_to(Path(sys.argv[2]) / "fixtures" / "data" / "envelopes").as_posix()
+                 for p in (Path(sys.argv[2]) / "fixtures" / "data" / "envelopes").rglob("*.json"))
+assert envelopes == in_tree and envelopes, f"packaged envelopes {envelopes}, the tree has {in_tree}"
 eps = [e for e in md.entry_points(group="pytest11") if e.name == "pmqa"]
 assert eps and eps[0].value == "pmqa.pytest_plugin", eps
 print("installed:", Path(pmqa.__file__).parent, "| data:", data.data_file("arch_matrix.json"),
-      "| pytest11 entry point:", eps[0].value, "|", len(quick), "quick cases")
+      "| envelopes:", len(envelopes), "| pytest11 entry point:", eps[0].value, "|", len(quick), "quick cases")
 PY
 
 echo "== the example, copied out of the tree, run by the venv's pytest (plugin from the entry point)"
@@ -57,4 +62,5 @@ cd "$work/author"
 "$vpy" -m pytest -q -p no:cacheprovider --pmqa-suite quick --junitxml="$work/author/junit.xml" test_my_kernel.py
 grep -q 'testcase classname="test_my_kernel" name="test_my_kernel\[edge-lengths-1d\]"' junit.xml ||
   { echo "FAIL: the example's JUnit has no test_my_kernel[edge-lengths-1d]"; exit 1; }
+"$vpy" -m pytest -q -p no:cacheprovider --pmqa-suite quick --pmqa-fit deepgemm test_my_kernel.py
 echo "PASS: the wheel installs into a clean venv and the example passes there"

@@ -100,9 +100,44 @@ def test_arrays_outlive_a_release(quick):
     assert np.array_equal(c.q, before), "a released case comes back with the same bytes (it is seeded)"
 
 
-def test_fit_says_what_it_needs():
-    with pytest.raises(NotImplementedError, match="issue 24"):
-        pmqa.cases("quick", fit="deepgemm")
+@needs_cli
+def test_fit_is_pmqa_gen_fit(tmp_path):
+    """fit= is `pmqa gen --fit`: the same cases, the same inputs, every one inside the envelope."""
+    fitted = pmqa.cases("quick", fit="deepgemm")
+    assert len(fitted) == len(pmqa.cases("quick")) and all(c.outside is None for c in fitted)
+    assert {c.block_size for c in fitted} == {64} and {c.fp8 for c in fitted} == {"e4m3fn"}
+    picked = [fitted[0].name, fitted[-1].name]
+    r = run_cli("gen", "--suite", "quick", "--fit", "deepgemm", "--case", picked[0], "--case", picked[1], "--out", tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for name in picked:
+        theirs, mine = pmqa.read_case(tmp_path / f"{name}.safetensors"), fitted[name]
+        for key in ("q", "kv_cache", "weights", "context_lens", "block_table"):
+            assert np.array_equal(getattr(theirs, key), getattr(mine, key)), (name, key)
+        assert (theirs.seed, theirs.max_model_len, theirs.layout) == (mine.seed, mine.max_model_len, mine.layout)
+    bad = correct_logits(fitted[0]) * np.float32(2)
+    assert "pmqa gen --suite quick --fit deepgemm --platform cuda --case" in str(pmqa.verify(fitted[0], bad))
+
+
+def test_envelope_marks_the_cases_outside():
+    every = pmqa.cases("standard", envelope="deepgemm")
+    outside = [c for c in every if c.outside]
+    inside = [c for c in every if not c.outside]
+    assert outside and inside and len(every) == len(pmqa.cases("standard"))
+    assert all(c.outside.startswith("outside deepgemm on cuda: limit ") and c.skip_reason == c.outside for c in outside)
+    assert all(c.block_size == 64 and c.fp8 == "e4m3fn" and c.layout == "normal" and c.heads in (32, 64)
+               for c in inside)
+    assert any("block-size" in c.outside for c in outside)
+
+
+def test_envelope_errors_name_the_choice():
+    with pytest.raises(ValueError, match='aiter-fused:cuda'):
+        pmqa.cases("quick", fit="aiter-fused")  # two platforms listed: one must be chosen
+    with pytest.raises(ValueError, match="known: aiter-fused"):
+        pmqa.cases("quick", fit="no-such-convention")
+    with pytest.raises(ValueError, match="give one"):
+        pmqa.cases("quick", fit="deepgemm", envelope="deepgemm")
+    assert "block_kv == 64" in pmqa.describe_envelope("deepgemm")
+    assert pmqa.envelopes() == ["aiter-fused", "aiter-stage1", "deepgemm", "eager"]
 
 
 # ------------------------------------------------------------------ the oracle

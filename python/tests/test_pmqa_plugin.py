@@ -128,10 +128,26 @@ def test_big(pmqa_case):
     result.stdout.fnmatch_lines(["*pmqa: a large case (gigabytes of buffers)*"])
 
 
-def test_fit_before_envelopes_exist_is_a_usage_error(standin):
-    standin.makepyfile(test_fit='def test_fit(pmqa_case):\n    pass\n')
-    result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-fit", "deepgemm")
-    assert result.ret != 0 and "issue 24" in output(result)
+def test_fit_and_skip_outside(pytester):
+    """--pmqa-fit runs the suite drawn inside an envelope; --pmqa-skip-outside runs the suite's own
+    cases and skips those outside it with the limit they break."""
+    pytester.makepyfile(test_my_kernel=EXAMPLE.read_text())
+    fitted = pmqa.cases("quick", fit="deepgemm")
+    result = pytester.runpytest_subprocess(*PLUGIN, "-v", "--pmqa-fit", "deepgemm")
+    result.assert_outcomes(passed=len(fitted))
+    result.stdout.fnmatch_lines([f"*test_my_kernel[[]{fitted[-1].name}[]] PASSED*"])
+
+    marked = pmqa.cases("quick", envelope="deepgemm")
+    outside = [c for c in marked if c.outside]
+    assert outside
+    result = pytester.runpytest_subprocess(*PLUGIN, "-rs", "--pmqa-skip-outside", "deepgemm",
+                                           "--junitxml=junit.xml")
+    result.assert_outcomes(passed=len(marked) - len(outside), skipped=len(outside))
+    got = junit_cases(pytester.path / "junit.xml")
+    for c in outside:
+        assert got[c.name][0] == "skipped" and "outside deepgemm on cuda: limit " in got[c.name][1], got[c.name]
+    result = pytester.runpytest_subprocess(*PLUGIN, "--pmqa-fit", "aiter-fused")
+    assert result.ret != 0 and "aiter-fused:cuda" in output(result)
 
 
 def test_buffers_are_freed_after_each_test(standin):
