@@ -9,7 +9,9 @@
 // measured in the same run. Each kernel of the main table is checked once against the reference
 // (matrix-unit tolerance), so a fast wrong kernel cannot report a time.
 //
-//   pmqa_bench_gpu [--reps N] [--no-scaling] [--tuning] [--json FILE]   (--tuning: the kTry experiments alone)
+//   pmqa_bench_gpu [--reps N] [--no-scaling] [--json FILE]
+// (What each stage of fused-mma costs, and where its time goes inside a launch, are probes:
+// bench/probes/.)
 #include <hip/hip_runtime.h>
 
 #include <utility>
@@ -150,8 +152,8 @@ struct Row {
 };
 
 // Median time of one launch of `run`, L2 flushed before each.
-template <class Hooks>
-double time_launch(PreparedRun<HipBackend, Hooks>& run, L2Flusher& flusher, int reps) {
+template <class Run>
+double time_launch(Run& run, L2Flusher& flusher, int reps) {
   for (int i = 0; i < 3; ++i) run.launch();
   Events ev;
   std::vector<double> t;
@@ -165,38 +167,6 @@ double time_launch(PreparedRun<HipBackend, Hooks>& run, L2Flusher& flusher, int 
   return median(t);
 }
 
-// Ablations of fused-mma: the same launch with one stage left out (the output is then wrong).
-struct SkipKeyLoads : pmqa::kdev::Faithful { static constexpr bool kSkipKeyLoads = true; };
-struct SkipMma : pmqa::kdev::Faithful { static constexpr bool kSkipMma = true; };
-struct SkipEpilogue : pmqa::kdev::Faithful { static constexpr bool kSkipEpilogue = true; };
-// Both: the launch's data movement, schedule and sequence switches with nothing computed.
-struct SkipCompute : pmqa::kdev::Faithful { static constexpr bool kSkipMma = true, kSkipEpilogue = true; };
-struct SkipEvictFirst : pmqa::kdev::Faithful { static constexpr bool kSkipEvictFirst = true; };
-
-template <class Hooks>
-double time_ablation(HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, int reps) {
-  PreparedRun<HipBackend, Hooks> run(be, Path::fused, c, {.variant = pmqa::kernels::FusedVariant::mma});
-  return time_launch(run, flusher, reps);
-}
-
-// Tuning experiments of the wgmma kernel (--tuning; hooks.hpp's kTry* switches, notes v11, v16):
-// main's kernel beside variants that put back an earlier choice or try a new one, each checked against the
-// reference once, then timed in interleaved rounds so drift hits every variant alike.
-struct TryV9d : pmqa::kdev::Faithful {
-  static constexpr bool kTryFullFirstWave = true, kTryChunkFence = true, kTryRefillFirst = true;
-};
-// Notes v16: shares equal in chunks plus kW per sequence switch (main: kWgSwitchWeight = 3; 0 is
-// the split before v16).
-template <int kW>
-struct TrySwitchWeight : pmqa::kdev::Faithful { static constexpr int kTrySwitchWeight = kW; };
-
-struct TuningRun {
-  const char* name;
-  std::function<double()> time;
-  bool correct = false;
-  std::vector<double> ms;
-};
-
 // One launch of a prepared run on poisoned output, compared with the reference (matrix-unit
 // tolerance); the report is printed when it fails. Before any timing of that run.
 template <class Run>
@@ -206,48 +176,6 @@ bool correct_once(Run& run, const pmqa::Case& c, const pmqa::Reference& ref) {
   const pmqa::Report rep = pmqa::compare(c, ref, run.download(), {.tolerance = pmqa::Tolerance::matrix_unit()});
   if (!rep.passed()) std::fputs(rep.to_text().c_str(), stdout);
   return rep.passed();
-}
-
-template <class Hooks>
-TuningRun tuning_run(const char* name, HipBackend& be, const pmqa::Case& c, const pmqa::Reference& ref, L2Flusher& flusher,
-                     int reps) {
-  auto run = std::make_shared<PreparedRun<HipBackend, Hooks>>(be, Path::fused, c,
-                                                              pmqa::kernels::RunOptions{.variant = pmqa::kernels::FusedVariant::mma});
-  const bool correct = correct_once(*run, c, ref);
-  return {name, [run, &flusher, reps] { return time_launch(*run, flusher, reps); }, correct};
-}
-
-bool tuning(HipBackend& be, L2Flusher& flusher, int reps) {
-  bool all_correct = true;
-  // The same launches after a flush that leaves L2 clean (reads, not writes): what the dirty
-  // lines of the benchmark's flush cost a launch.
-  L2Flusher read_flusher(be, flusher.bytes, true);
-  std::printf("\nwgmma tuning experiments (decode shape; ms, a round = the mean of two sets' medians of %d launches; median of 5 rounds)\n", reps);
-  for (std::int64_t n : {1, 2}) {
-    const pmqa::Case c = decode_case(64, 8192, n, 16384);
-    const pmqa::Reference ref = pmqa::compute_reference(c, {.precision = pmqa::Precision::fp32});
-    std::vector<TuningRun> runs;
-    runs.push_back(tuning_run<pmqa::kdev::Faithful>("main", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TryV9d>("v11's three undone (v9d)", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TrySwitchWeight<0>>("switch weight 0 (v11b)", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TrySwitchWeight<2>>("switch weight 2", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<TrySwitchWeight<4>>("switch weight 4", be, c, ref, flusher, reps));
-    runs.push_back(tuning_run<pmqa::kdev::Faithful>("main, clean L2", be, c, ref, read_flusher, reps));
-    runs.push_back(tuning_run<TrySwitchWeight<0>>("weight 0, clean L2", be, c, ref, read_flusher, reps));
-    // Each round times every run as two consecutive sets and keeps their mean: successive sets
-    // alternate fast and slow by ~0.0005 ms (seen in notes v16's runs, whatever the variant), so
-    // with one set a run's median took the phase of its place in the list.
-    for (int round = 0; round < 5; ++round)
-      for (auto& r : runs) r.ms.push_back((r.time() + r.time()) / 2);
-    std::printf("  next_n %lld\n", static_cast<long long>(n));
-    for (auto& r : runs) {
-      std::string line;
-      for (double v : r.ms) line += " " + std::to_string(v).substr(0, 6);
-      std::printf("    %-26s median %.4f  rounds%s  correct %s\n", r.name, median(r.ms), line.c_str(), r.correct ? "yes" : "NO");
-      all_correct = all_correct && r.correct;
-    }
-  }
-  return all_correct;
 }
 
 struct Kernel {
@@ -261,15 +189,14 @@ struct Kernel {
 
 int main(int argc, char** argv) {
   int reps = 50;
-  bool scaling = true, tuning_only = false;
+  bool scaling = true;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
     else if (!std::strcmp(argv[i], "--no-scaling")) scaling = false;
-    else if (!std::strcmp(argv[i], "--tuning")) tuning_only = true;
     else {
-      std::fprintf(stderr, "usage: pmqa_bench_gpu [--reps N] [--no-scaling] [--tuning] [--json FILE]\n");
+      std::fprintf(stderr, "usage: pmqa_bench_gpu [--reps N] [--no-scaling] [--json FILE]\n");
       return 2;
     }
   }
@@ -288,10 +215,9 @@ int main(int argc, char** argv) {
                 "f16 mma.sync m16n8k16 rate %.0f TFLOP/s\n",
                 gpu->name.c_str(), gpu->arch.c_str(), gpu->multiprocessors, bw / 1e9, fma / 1e12, mma / 1e12);
     L2Flusher flusher(be, std::size_t{512} << 20);
-    if (tuning_only) return tuning(be, flusher, reps) ? 0 : 1;
-    // fused-mma as dispatch picks it (wgmma on sm_90a) and, beside it, its mma.sync kernel (v5).
+    // fused-mma as dispatch picks it (wgmma on sm_90a) and, beside it, its mma.sync kernel.
     const Kernel kernels[] = {{"fused-mma", Path::fused, pmqa::kernels::FusedVariant::mma},
-                              {"mma.sync (v5)", Path::fused, pmqa::kernels::FusedVariant::mma,
+                              {"mma.sync", Path::fused, pmqa::kernels::FusedVariant::mma,
                                pmqa::kernels::MmaInstruction::mma_sync},
                               {"fused-scalar", Path::fused, pmqa::kernels::FusedVariant::scalar},
                               {"two-stage", Path::two_stage, pmqa::kernels::FusedVariant::automatic}};
@@ -326,18 +252,6 @@ int main(int argc, char** argv) {
                   two / r.ms, r.correct ? "yes" : "NO");
     }
 
-    {
-      std::printf("\nfused-mma ablations (next_n 1; each leaves one stage out, output wrong by design):\n");
-      const pmqa::Case c = decode_case(64, 8192, 1, 16384, false);
-      const double full = time_ablation<pmqa::kdev::Faithful>(be, c, flusher, reps);
-      const double no_loads = time_ablation<SkipKeyLoads>(be, c, flusher, reps);
-      const double no_mma = time_ablation<SkipMma>(be, c, flusher, reps);
-      const double no_epi = time_ablation<SkipEpilogue>(be, c, flusher, reps);
-      const double no_compute = time_ablation<SkipCompute>(be, c, flusher, reps);
-      const double default_l2 = time_ablation<SkipEvictFirst>(be, c, flusher, reps);
-      std::printf("  full %.4f ms | no key loads %.4f | no mma %.4f | no epilogue %.4f | neither %.4f | keys not evict-first %.4f\n",
-                  full, no_loads, no_mma, no_epi, no_compute, default_l2);
-    }
     std::vector<Row> scale_rows;
     std::vector<std::string> scale_labels;
     if (scaling) {

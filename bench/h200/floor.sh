@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The floor under fused-mma's decode launch, from a build made by bench/h200/build.sh (it builds
-# nothing): the launch and the prologue's cold round trips alone (pmqa_bench_launch), the decode
-# launch's bytes read and written with a free schedule and nothing computed
-# (pmqa_bench_stream_floor), and the wgmma kernel's own duration under Nsight Compute (no launch,
+# nothing): the launch and the prologue's cold round trips alone (pmqa_probe_launch_floor), the
+# decode launch's bytes read and written with a free schedule and nothing computed
+# (pmqa_probe_stream_floor), and the wgmma kernel's own duration under Nsight Compute (no launch,
 # no events) in two L2 states: after the benchmark's memset flush (dirty lines, the basis of
 # DeepGEMM's published 0.029 ms: kernel time after a zero-fill) and after the profiler's own flush
 # (clean lines).
@@ -11,15 +11,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build-gpu}
-"$build/bench/pmqa_bench_launch" --reps 200
+"$build/bench/pmqa_probe_launch_floor" --reps 200
 echo
-"$build/bench/pmqa_bench_stream_floor" --reps 200
+"$build/bench/pmqa_probe_stream_floor" --reps 200
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 [ -n "$ncu" ] || { echo "ncu not found: no kernel durations"; exit 0; }
 
 # durations CACHE: every wgmma kernel launch of a short benchmark run under ncu (CACHE is its
 # --cache-control), then per production kernel (Faithful hooks; 64 query rows at next_n 1, 128 at
-# next_n 2) the spread of their durations in us. The ablation kernels (other hooks) are left out.
+# next_n 2) the spread of their durations in us.
 durations() {
   "$ncu" --clock-control none --cache-control "$1" -k regex:fused_wgmma_kernel --metrics gpu__time_duration.sum --csv \
     "$build/bench/pmqa_bench_gpu" --reps 30 --no-scaling 2>/dev/null |

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs pmqa's GPU tests, the GPU benchmark, the fused-mma timeline, its tuning step, the launch
-# floor (bench/gpu_launch_floor.cu) and the stream floor (bench/gpu_stream_floor.cu) from a build
-# made by bench/h200/build.sh on another machine (it builds nothing), then prints a short table.
-# Logs and JUnit/JSON files go to $OUT (or ./h200-out when OUT is unset).
+# Runs pmqa's GPU tests, `pmqa check --executor gpu`, the GPU benchmark and the probes
+# (bench/probes/: fused-mma's ablations and timeline, the launch floor, the stream floor) from a
+# build made by bench/h200/build.sh on another machine (it builds nothing), then prints a short
+# table. Logs and JUnit/JSON files go to $OUT (or ./h200-out when OUT is unset).
 #
 #   PMQA_COMMIT=<sha> bench/h200/run.sh [BUILD_DIR]   (the commit is printed; a copied tree may lack .git)
+#   PMQA_BASELINE=<dir holding bench/pmqa_bench_gpu>: also an A/B of the benchmark, the baseline's
+#   binary and this build's in alternation (two rounds each), in the same run
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build-gpu}
@@ -43,17 +45,30 @@ step "arch matrix, numeric half (gpu)" matrix.log \
 step "pmqa check --executor gpu standard" check.log \
   "$build/cli/pmqa" check --suite standard --executor gpu --junit "$out/check.xml"
 step "gpu benchmark" bench.log "$build/bench/pmqa_bench_gpu" --json "$out/bench.json"
-step "fused-mma timeline" timeline.log "$build/bench/pmqa_bench_timeline"
-step "wgmma tuning (kTry variants)" tuning.log "$build/bench/pmqa_bench_gpu" --tuning --reps 40
-step "launch floor" launch.log "$build/bench/pmqa_bench_launch"
-step "stream floor (bytes alone)" stream.log "$build/bench/pmqa_bench_stream_floor"
+if [ -n "${PMQA_BASELINE:-}" ]; then
+  for round in 1 2; do
+    step "A/B round $round: baseline" "ab-a$round.log" "$PMQA_BASELINE/bench/pmqa_bench_gpu" --no-scaling
+    step "A/B round $round: this build" "ab-b$round.log" "$build/bench/pmqa_bench_gpu" --no-scaling
+  done
+fi
+step "probe: fused-mma ablations" ablations.log "$build/bench/pmqa_probe_ablations"
+step "probe: fused-mma timeline" timeline.log "$build/bench/pmqa_probe_timeline"
+step "probe: launch floor" launch.log "$build/bench/pmqa_probe_launch_floor"
+step "probe: stream floor (bytes alone)" stream.log "$build/bench/pmqa_probe_stream_floor"
 
 echo
 printf '%-34s %4s %6s %6s %7s %7s\n' step rc passed failed skipped time
 for line in "${summary[@]}"; do echo "$line"; done
 echo
-sed -n '/^device:/p;/^kernel /,/^$/p;/ablations/,+1p' "$out/bench.log"
+sed -n '/^device:/p;/^kernel /,/^$/p' "$out/bench.log"
+grep -A30 'on the GPU at the decode shape' "$out/gpu_test.log" | sed -n '1,6p'
+if [ -n "${PMQA_BASELINE:-}" ]; then
+  echo "A/B (fused-mma median ms at next_n 1 and 2; baseline $PMQA_BASELINE against $build):"
+  for f in "$out"/ab-a1.log "$out"/ab-b1.log "$out"/ab-a2.log "$out"/ab-b2.log; do
+    printf '  %-10s %s\n' "$(basename "$f" .log)" "$(grep -E '^fused-mma ' "$f" | awk '{printf "%s ", $3}')"
+  done
+fi
+sed -n '/ablations/,+1p' "$out/ablations.log"
 grep -E '^(empty kernel|decode|one sequence)' "$out/timeline.log"
-sed -n '/tuning experiments/,$p' "$out/tuning.log"
 sed -n '/what runs/,$p' "$out/launch.log"
 sed -n '/^decode shape/,$p' "$out/stream.log"

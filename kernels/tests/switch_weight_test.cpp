@@ -1,7 +1,6 @@
-// fused-mma's work split at other switch weights than its kernels' own (the wgmma kernel's 3, the
-// mma.sync kernel's 0; notes v16), as the GPU tuning step times them: the shares are equal in
-// chunks plus W per sequence switch, so a unit whose part starts a new sequence takes fewer
-// chunks. However the weights fall, the parts must still cover every live chunk: a chunk no part
+// fused-mma's work split at other switch weights than its kernels' own (tuning.hpp: the wgmma
+// kernel's 3, the mma.sync kernel's 0): the shares are equal in chunks plus W per sequence switch,
+// so a unit whose part starts a new sequence takes fewer chunks. However the weights fall, the parts must still cover every live chunk: a chunk no part
 // takes leaves its cells poisoned, and the compare fails there (a planted gap, one unit's part a
 // chunk short, failed all ten runs below). The real kernels on the host executor, both
 // instructions; every other test runs each kernel at its own weight.
@@ -15,9 +14,15 @@
 namespace pmqa {
 namespace {
 
-template <int kW>
-struct SwitchWeight : kdev::Faithful {
-  static constexpr int kTrySwitchWeight = kW;
+// Both fused-mma kernels' shares at weight kW (tuning.hpp's Shipped otherwise).
+template <std::uint32_t kW>
+struct SwitchWeight : kdev::Shipped {
+  struct Wgmma : kdev::WgmmaShipped {
+    static constexpr std::uint32_t kSwitchWeight = kW;
+  };
+  struct MmaSync : kdev::MmaSyncShipped {
+    static constexpr std::uint32_t kSwitchWeight = kW;
+  };
 };
 
 // Two long sequences and a short one over next_n 2 (the 128-row wgmma kernel): few switches, many
@@ -34,10 +39,10 @@ Case few_sequences() {
   return fixtures::make_case(s);
 }
 
-template <int kW>
+template <std::uint32_t kW>
 void expect_every_chunk_once(const Case& c, kernels::MmaInstruction instruction, const std::string& what) {
   kernels::detail::HostBackend be({.warp_size = 32});
-  const auto run = kernels::detail::run_path<kernels::detail::HostBackend, SwitchWeight<kW>>(
+  const auto run = kernels::detail::run_path<kernels::detail::HostBackend, kdev::Faithful, SwitchWeight<kW>>(
       be, kernels::Path::fused, c, {.variant = kernels::FusedVariant::mma, .mma_instruction = instruction});
   ASSERT_EQ(run.kernel, "fused-mma") << what;
   const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out);

@@ -54,7 +54,6 @@ PMQA_DEV std::int32_t first_page(const LogitsParams& p, const ChunkCursor& k) {
 template <class Hooks, int kThreads, class Layout>
 PMQA_DEV void copy_chunk(const LogitsParams& p, const ChunkCursor& k, std::int64_t page, std::uint8_t* keys, float* scales,
                          int lane) {
-  if constexpr (Hooks::kSkipKeyLoads) return;
   const std::int64_t j0 = k.c * kChunkKeys;
   const bool shuffle = p.shuffle != 0;
   if (p.block_size % kChunkKeys == 0 && p.block_stride % 16 == 0) {

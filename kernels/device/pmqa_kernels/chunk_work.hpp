@@ -193,12 +193,6 @@ PMQA_DEV void find_points(const LogitsParams& p, ShareGroup& grp, const std::uin
     if (!found[i]) pt[i].before = before[i] - kW * before_live[i];
 }
 
-// The switch weight a kernel's shares use: its own default unless a tuning hook overrides it
-// (Hooks::kTrySwitchWeight >= 0).
-template <class Hooks, std::uint32_t kKernelDefault>
-inline constexpr std::uint32_t kSwitchWeight =
-    Hooks::kTrySwitchWeight < 0 ? kKernelDefault : static_cast<std::uint32_t>(Hooks::kTrySwitchWeight);
-
 // Unit `unit` of `units`' share: a contiguous part of the launch's live chunks, computed alike by
 // every lane of the calling warp. Up to 128 sequences take one memory round trip and no 64-bit
 // arithmetic; longer batches read their context lengths twice (the count, then the seek).

@@ -26,6 +26,7 @@
 
 #include "pmqa_kernels/chunk_copy.hpp"
 #include "pmqa_kernels/mma_nv.hpp"
+#include "pmqa_kernels/tuning.hpp"
 
 PMQA_KDEV_BEGIN
 
@@ -97,8 +98,6 @@ PMQA_DEV void flush_rows(const LogitsParams& p, std::int64_t b, std::int64_t n, 
   }
 }
 
-PMQA_DEV float __uint_as_float_portable(std::uint32_t u) { return bits_to_float(u & 0x3F7FFFFFu); }
-
 // Scores the 16 keys [16 * mt, 16 * mt + 16) of a stage against one group of q rows, folding each
 // row's heads into `rows` (keys g and g+8) and writing a row once its last n-tile is in.
 // kPositive: every key scale of the chunk is > 0, so relu(s * x) = s * relu(x) and the scale is
@@ -126,22 +125,14 @@ PMQA_DEV void score_tile(const LogitsParams& p, const ChunkCursor& k, const Chun
     const std::uint32_t a[4] = {fp8x2_to_f16x2<kFnuz, 0>(wl), fp8x2_to_f16x2<kFnuz, 0>(wh), fp8x2_to_f16x2<kFnuz, 1>(wl),
                                 fp8x2_to_f16x2<kFnuz, 1>(wh)};
     PMQA_UNROLL
-    for (int nt = 0; nt < kTiles; ++nt) {
-      if constexpr (Hooks::kSkipMma) {
-        acc[nt][0] += __uint_as_float_portable(q.b[nt][j][0] ^ a[0]);  // keep the loads live
-      } else {
-        NvMmaF16::mma(acc[nt], a, q.b[nt][j]);
-      }
-    }
+    for (int nt = 0; nt < kTiles; ++nt) NvMmaF16::mma(acc[nt], a, q.b[nt][j]);
   }
   const float s_lo = st.scales[16 * mt + g], s_hi = st.scales[16 * mt + g + 8];
   const float scale[2] = {kPositive ? s_lo : 1.0f, kPositive ? s_hi : 1.0f};
   const float in_lo = kPositive ? 1.0f : s_lo, in_hi = kPositive ? 1.0f : s_hi;
   PMQA_UNROLL
   for (int nt = 0; nt < kTiles; ++nt) {
-    if constexpr (Hooks::kSkipEpilogue) {
-      rows[0] += acc[nt][0] + acc[nt][1] + acc[nt][2] + acc[nt][3];  // keep the mma live
-    } else if constexpr (kPositive) {
+    if constexpr (kPositive) {
       // acc: keys (g | g+8) x rows (nt*8 + 2t, +1)
       rows[0] += q.w[nt][0] * Hooks::relu(acc[nt][0]) + q.w[nt][1] * Hooks::relu(acc[nt][1]);
       rows[1] += q.w[nt][0] * Hooks::relu(acc[nt][2]) + q.w[nt][1] * Hooks::relu(acc[nt][3]);
@@ -219,7 +210,8 @@ PMQA_DEV void score_chunk(const LogitsParams& p, const ChunkCursor& k, const Chu
   else score_chunk_as<Hooks, kFnuz, kRows, false>(p, k, st, q, q_b);
 }
 
-template <class Hooks, bool kFnuz, int kRows>
+// Config: the tunables (tuning.hpp; MmaSyncShipped in production).
+template <class Hooks, class Config, bool kFnuz, int kRows>
 __global__ void __launch_bounds__(kMmaThreads, kMmaCtasPerSm) fused_mma_kernel(LogitsParams p) {
   static_assert(kRows == 32 || kRows == 64 || kRows == 128, "fused-mma scores 32, 64 or 128 query rows per launch");
   constexpr int kTiles = (kRows < 64 ? kRows : 64) / NvMmaF16::kN;
@@ -229,9 +221,8 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaCtasPerSm) fused_mma_kernel(L
   const std::uint32_t warps = gridDim.x * kMmaWarps;
   const std::uint32_t me = blockIdx.x * kMmaWarps + static_cast<std::uint32_t>(warp);
 
-  // This warp's share of the live chunks, equal in chunks (the switch weight was timed for the
-  // wgmma kernel only, notes v16).
-  const ChunkShare share = find_share<Hooks, kSwitchWeight<Hooks, 0>>(p, me, warps);
+  // This warp's share of the live chunks (MmaSyncShipped: equal in chunks).
+  const ChunkShare share = find_share<Hooks, Config::kSwitchWeight>(p, me, warps);
   const auto count = static_cast<std::int32_t>(share.count);  // < 2^31 (chunk_work.hpp)
   ChunkCursor issue = share.first;
   ChunkCursor compute = issue;

@@ -4,10 +4,10 @@
 // output contract, same work split, same stage layout family as fused_mma.hpp; the host executor
 // runs it with the instruction emulated.
 //
-// Structure (v11, shares of v16; bench/results/fused-mma-notes.md):
+// Structure (measured choices: tuning.hpp, bench/results/fused-mma-notes.md):
 // - A persistent grid of single-warpgroup CTAs (5 per SM, 3 for 128 rows): every warpgroup takes
 //   a contiguous share of the launch's live chunks (chunk_work.hpp: equal in chunks plus
-//   kWgSwitchWeight per sequence switch, notes v16) and streams them
+//   Config::kSwitchWeight per sequence switch) and streams them
 //   through its own 4-stage ring, three chunks in flight while it computes on a fourth (at the
 //   start one, then three once it has landed: the launch's first wave stays short). A stage
 //   is filled by one tensor-map copy (TMA, tma_nv.hpp) issued by thread 0 where the launch has a
@@ -16,7 +16,7 @@
 //   their lines evict-first in L2: the 69 MB of keys at the decode shape are read once and would
 //   otherwise push out of L2 what every CTA rereads (block table, context lengths, q rows,
 //   weights), turning its read-ahead block numbers and sequence switches into DRAM round trips
-//   behind the key stream (-9 % at the decode shape, notes v8).
+//   behind the key stream (Config::kEvictFirst).
 // - Keys are M, query rows are N: one chunk is 4 wgmma k-steps (two N halves for 128 rows), the
 //   keys read by the tensor cores straight from the stage (128-byte swizzle), q from a shared tile
 //   loaded once per sequence. No operand passes through registers and nothing is converted.
@@ -30,6 +30,7 @@
 #pragma once
 
 #include "pmqa_kernels/tma_nv.hpp"
+#include "pmqa_kernels/tuning.hpp"
 
 PMQA_KDEV_BEGIN
 
@@ -37,14 +38,9 @@ inline constexpr int kWgThreads = WgmmaFp8::kThreads;  // one warpgroup per CTA
 inline constexpr int kWgStages = 4;
 // CTAs per SM: 5 (88 registers a thread, 44 KB of shared memory each); 3 with 128 query rows,
 // whose two accumulator halves would spill below 168 registers. Measured at the decode shape:
-// 4 stages x 5 CTAs beat 3 x 6 and 7 x 3 (notes v6e, v6f): copies in flight and warps both count.
+// 4 stages x 5 CTAs beat 3 x 6 and 7 x 3: copies in flight and warps both count.
 template <int kRows>
 inline constexpr int kWgCtasPerSm = kRows == 128 ? 3 : 5;
-// The shares are equal in chunks plus this many per sequence switch (chunk_work.hpp, find_share):
-// a CTA whose part starts a new sequence reloads its q tile and rows (~2 us, ~2.7 chunks), and
-// each such CTA added ~0.5-0.8 us to its SM's mean end (notes v15). 3 measured best of 0-3 in one
-// binary: -1.0 % / -1.7 % at the decode shape, next_n 1 / 2 (notes v16).
-inline constexpr std::uint32_t kWgSwitchWeight = 3;
 
 // One CTA's shared memory; every tile starts at a multiple of 1024 bytes (the swizzle's period).
 // The q tile has 64 rows at least (the instruction's N; 32-row launches leave the rest zero).
@@ -74,7 +70,7 @@ PMQA_DEV WgShared<kRows>& align_shared(WgSharedSpace<kRows>& space) {
   return *reinterpret_cast<WgShared<kRows>*>(raw + ((1024u - (at & 1023u)) & 1023u));
 }
 
-// The points of the kernel a timeline stamps (Hooks::mark; bench/gpu_timeline.cu): per CTA, its
+// The points of the kernel a timeline stamps (Probe::mark; bench/probes/timeline.cu): per CTA, its
 // entry, its share known, its first copies issued, the loop's start, then for its first kChunks
 // chunks the moment the chunk has landed and the moment its epilogue is done, and its end.
 struct WgMark {
@@ -195,7 +191,7 @@ PMQA_DEV void flush_wg_rows(const SequenceRows<kRows>& seq, int k, std::int32_t 
 // The epilogue of one chunk: acc[half] holds keys x query columns [64 half, 64 half + 64).
 // kPositive: the warp's key scales are all > 0, so relu(s * x) = s * relu(x) and the scale
 // is applied once per row at the end.
-template <class Hooks, int kRows, bool kPositive>
+template <class Hooks, class Probe, int kRows, bool kPositive>
 PMQA_DEV void fold_chunk(const LogitsParams& p, const ChunkCursor& k, float (&acc)[kRows == 128 ? 2 : 1][WgmmaFp8::kAcc],
                          const SequenceRows<kRows>& seq, float s_lo, float s_hi) {
   // Tiles (8 columns) per output row: H/8 = 4, 8 or 16.
@@ -207,7 +203,7 @@ PMQA_DEV void fold_chunk(const LogitsParams& p, const ChunkCursor& k, float (&ac
   PMQA_UNROLL
   for (int tile = 0; tile < kRows / 8; ++tile) {
     const float* a = &acc[tile >> 3][4 * (tile & 7)];  // keys (g | g+8) x columns (2t, 2t+1)
-    if constexpr (Hooks::kSkipEpilogue) {
+    if constexpr (Probe::kSkipEpilogue) {
       part[0] += a[0] + a[1] + a[2] + a[3];  // keep the wgmma live
     } else {
       part[0] = fmaf(seq.w[tile][0], Hooks::relu(in_lo * a[0]), part[0]);
@@ -223,13 +219,13 @@ PMQA_DEV void fold_chunk(const LogitsParams& p, const ChunkCursor& k, float (&ac
 // Stage s's copies of chunk k (its first key in physical block `page`), completing on the stage's
 // barrier: by thread 0 alone through the tensor map (kTma), else by every thread of the warpgroup
 // with cp.async (other layouts and block sizes).
-template <class Hooks, int kRows, bool kTma>
+template <class Hooks, class Config, int kRows, bool kTma>
 PMQA_DEV void issue_stage(const LogitsParams& p, const KeyMap& key_map, std::uint64_t policy, const ChunkCursor& k,
                           std::int32_t page, WgShared<kRows>& sh, int s, int tid) {
   if constexpr (!kTma) {
-    copy_chunk<Hooks, kWgThreads, Swizzle128>(p, k, page, sh.keys[s], sh.scales[s], tid);
+    if constexpr (!Config::Probe::kSkipKeyLoads) copy_chunk<Hooks, kWgThreads, Swizzle128>(p, k, page, sh.keys[s], sh.scales[s], tid);
     mbar_arrive_on_copies(sh.full[s]);
-  } else if constexpr (Hooks::kSkipKeyLoads) {
+  } else if constexpr (Config::Probe::kSkipKeyLoads) {
     mbar_arrive(sh.full[s]);
   } else {
     const std::int64_t t0 = key_slot(p, k.c * kChunkKeys).token;
@@ -238,7 +234,7 @@ PMQA_DEV void issue_stage(const LogitsParams& p, const KeyMap& key_map, std::uin
     const auto row = static_cast<std::int32_t>(Hooks::template value_offset<kChunkRowBytes>(false, t0, 0) / kChunkRowBytes);
     const std::uint8_t* block = p.kv + Hooks::block_offset(page, p.block_stride);
     mbar_arrive_expect(sh.full[s], kChunkKeyBytes + kChunkScaleBytes);
-    constexpr bool kHint = !Hooks::kSkipEvictFirst;
+    constexpr bool kHint = Config::kEvictFirst;
     tma_load_keys<kHint>(key_map, page, row, sh.keys[s], sh.full[s], policy);
     bulk_load<kHint>(sh.scales[s], block + Hooks::template scale_offset<kChunkRowBytes>(p.block_size, t0), kChunkScaleBytes,
                      sh.full[s], policy);
@@ -248,7 +244,7 @@ PMQA_DEV void issue_stage(const LogitsParams& p, const KeyMap& key_map, std::uin
 // Every launch input a CTA reads besides the keys (block table, q rows, weights: 0.6 MB at the
 // decode shape) into L2 at entry, one 128-byte line per thread of the grid (thread t of CTA c
 // takes line t * CTAs + c; inputs past one line per thread are left alone). Read only later, they
-// queue in DRAM behind every CTA's first key copies (16.7 MB at the decode shape; notes v9b).
+// queue in DRAM behind every CTA's first key copies (16.7 MB at the decode shape).
 PMQA_DEV void prefetch_small_inputs(const LogitsParams& p, int tid) {
   constexpr std::int64_t kLine = 128;
   const std::int64_t line = static_cast<std::int64_t>(tid) * gridDim.x + blockIdx.x;
@@ -264,7 +260,8 @@ PMQA_DEV void prefetch_small_inputs(const LogitsParams& p, int tid) {
 // kTma: the launch passes a KeyMap of the cache (p.key_tma) and its chunks are copied through it;
 // two kernels rather than a runtime branch, so each carries only its own copy path (the cp.async
 // one is ~1,500 instructions per inlined copy, fetched cold into the instruction cache).
-template <class Hooks, int kRows, bool kTma>
+// Config: the tunables and the probe (tuning.hpp; WgmmaShipped in production).
+template <class Hooks, class Config, int kRows, bool kTma>
 __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     fused_wgmma_kernel(LogitsParams p, const PMQA_GRID_CONSTANT KeyMap key_map) {
   static_assert(kRows == 32 || kRows == 64 || kRows == 128, "fused-mma scores 32, 64 or 128 query rows per launch");
@@ -275,8 +272,9 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32;
   // Who issues copies: thread 0 with the tensor map, every thread with cp.async.
   const bool producer = !kTma || tid == 0;
+  using Probe = typename Config::Probe;
   const std::uint64_t policy = stream_once_policy();  // the key copies' L2 policy (evict first)
-  Hooks::mark(WgMark::kEntry);
+  Probe::mark(WgMark::kEntry);
   prefetch_small_inputs(p, tid);
   if (tid == 0) {
     PMQA_UNROLL
@@ -288,12 +286,12 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
 
   // Warp 0 finds the CTA's share of the live chunks while warps 1-3 write the -inf tails; the
   // share's cursors go to everyone through shared memory (one warp per CTA reading the context
-  // lengths, not four: every CTA reads the same lines at once, notes v9b).
+  // lengths, not four: every CTA reads the same lines at once).
   ChunkCursor issue;      // the next chunk to copy (producers only)
   std::int32_t page = 0;  // its first block, read one chunk ahead of its copies
   if (warp == 0) {
-    const ChunkShare mine = find_share<Hooks, kSwitchWeight<Hooks, kWgSwitchWeight>>(p, blockIdx.x, gridDim.x);
-    Hooks::mark(WgMark::kShare);
+    const ChunkShare mine = find_share<Hooks, Config::kSwitchWeight>(p, blockIdx.x, gridDim.x);
+    Probe::mark(WgMark::kShare);
     if (tid == 0) sh.share = mine;
   } else {
     fill_dead_tails<Hooks>(p, blockIdx.x, gridDim.x, tid - 32, kWgThreads - 32);
@@ -305,21 +303,20 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
 
   // The first sequence's q rows are read before the first key copies are issued, and the first
   // chunks' blocks while they are in flight: read after the copies, the rows waited ~4 us behind
-  // every CTA's first copies (16.7 MB in the DRAM queues) although prefetched into L2 (notes v9d).
+  // every CTA's first copies (16.7 MB in the DRAM queues) although prefetched into L2.
   SequenceRows<kRows> seq{};  // zeroed: compilers cannot see it is loaded before use
   std::int32_t q_b = -1;      // the sequence the q tile and seq hold
   QRowPieces<kRows> first_q{};
-  // The tensor-map path issues one chunk per CTA first, the other two once it has landed (v11:
-  // with all 660 CTAs asking for three chunks at once, 16.7 MB, each CTA's first chunk waited
-  // behind the others' second and third).
-  constexpr int kWave = kTma && !Hooks::kTryFullFirstWave ? 1 : kAhead;
+  // The tensor-map path issues one chunk per CTA first, the other two once it has landed: with
+  // all 660 CTAs asking for three chunks at once (16.7 MB), each CTA's first chunk waited behind
+  // the others' second and third.
+  constexpr int kWave = kTma ? 1 : kAhead;
   // Tensor-map bytes are written by the async proxy the tensor cores read through: only the q
-  // tile (stored by threads) needs the proxy fence, so no chunk does (v11; cp.async: every chunk).
-  constexpr bool kChunkFence = !kTma || Hooks::kTryChunkFence;
+  // tile (stored by threads) needs the proxy fence, so no chunk does (cp.async: every chunk).
+  constexpr bool kChunkFence = !kTma;
   // With 128 rows (8 wgmma a chunk) thread 0 refills a stage after issuing the chunk's wgmma, so
-  // the other warps do not wait for its copies at the first wgmma; with 64 that measured no better
-  // (v11).
-  constexpr bool kRefillAfterMma = kTma && kHalves == 2 && !Hooks::kTryRefillFirst;
+  // the other warps do not wait for its copies at the first wgmma; with 64 that measured no better.
+  constexpr bool kRefillAfterMma = kTma && kHalves == 2;
   if (count > 0) first_q = fetch_q_rows<Hooks, kRows>(p, compute.b);
   // The first kAhead chunks' blocks as independent loads (one memory round trip, not kAhead),
   // then the first wave's copies.
@@ -335,9 +332,9 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     if (kAhead < count) page = first_page<Hooks>(p, issue);
     PMQA_UNROLL
     for (int j = 0; j < kWave; ++j)
-      if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
+      if (j < count) issue_stage<Hooks, Config, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
   }
-  Hooks::mark(WgMark::kFirstIssue);
+  Probe::mark(WgMark::kFirstIssue);
   if (count > 0) {  // the loop's first barrier (and fence) publish the tile
     store_q_rows(first_q, sh);
     load_sequence_rows<Hooks, kRows>(p, compute.b, seq);
@@ -351,13 +348,13 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
       mbar_wait(sh.full[0], 0);
       PMQA_UNROLL
       for (int j = kWave; j < kAhead; ++j)
-        if (j < count) issue_stage<Hooks, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
+        if (j < count) issue_stage<Hooks, Config, kRows, kTma>(p, key_map, policy, ahead[j], pages[j], sh, j, tid);
     }
   }
   // Copies of chunk i go to stage i % kWgStages.
   auto issue_next = [&](std::int32_t i) {
     if (producer && i < count) {
-      issue_stage<Hooks, kRows, kTma>(p, key_map, policy, issue, page, sh, static_cast<int>(i % kWgStages), tid);
+      issue_stage<Hooks, Config, kRows, kTma>(p, key_map, policy, issue, page, sh, static_cast<int>(i % kWgStages), tid);
       next_chunk<Hooks>(p, issue);
       if (i + 1 < count) page = first_page<Hooks>(p, issue);
     }
@@ -370,11 +367,11 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
   Hooks::barrier();
   const WgmmaFp8::Tile keys0 = WgmmaFp8::tile(sh.keys[0]), q0 = WgmmaFp8::tile(sh.q);
   float acc[kHalves][WgmmaFp8::kAcc] = {};
-  Hooks::mark(WgMark::kLoop);
+  Probe::mark(WgMark::kLoop);
   for (std::int32_t i = 0; i < count; ++i) {
     const int s = static_cast<int>(i % kWgStages);
     mbar_wait(sh.full[s], static_cast<int>((i / kWgStages) & 1));  // chunk i's copies landed ...
-    if (i < WgMark::kChunks) Hooks::mark(WgMark::landed(i));
+    if (i < WgMark::kChunks) Probe::mark(WgMark::landed(i));
     if constexpr (kChunkFence)
       WgmmaFp8::fence_shared_for_tensor_cores();  // ... visible to the tensor cores (cp.async, the q tile)
     Hooks::barrier();                             // every thread is past chunk i-1 and its stage
@@ -385,7 +382,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
       Hooks::barrier();
       q_b = compute.b;
     }
-    if constexpr (Hooks::kSkipMma) {
+    if constexpr (Probe::kSkipMma) {
       PMQA_UNROLL
       for (int h = 0; h < kHalves; ++h)
         for (int e = 0; e < WgmmaFp8::kAcc; ++e) acc[h][e] = sh.scales[s][e];  // keep the stage live
@@ -409,12 +406,12 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     const float s_lo = sh.scales[s][16 * warp + g], s_hi = sh.scales[s][16 * warp + g + 8];
     // The fast epilogue when all 16 of the warp's keys have scales > 0 (a warp-uniform choice:
     // the row sums shuffle within the warp).
-    if (warp32_all(s_lo > 0.0f && s_hi > 0.0f)) fold_chunk<Hooks, kRows, true>(p, compute, acc, seq, s_lo, s_hi);
-    else fold_chunk<Hooks, kRows, false>(p, compute, acc, seq, s_lo, s_hi);
-    if (i < WgMark::kChunks) Hooks::mark(WgMark::folded(i));
+    if (warp32_all(s_lo > 0.0f && s_hi > 0.0f)) fold_chunk<Hooks, Probe, kRows, true>(p, compute, acc, seq, s_lo, s_hi);
+    else fold_chunk<Hooks, Probe, kRows, false>(p, compute, acc, seq, s_lo, s_hi);
+    if (i < WgMark::kChunks) Probe::mark(WgMark::folded(i));
     next_chunk<Hooks>(p, compute);
   }
-  Hooks::mark(WgMark::kEnd);
+  Probe::mark(WgMark::kEnd);
   // Every copy issued was waited for: none outlives the CTA's shared memory.
 }
 

@@ -43,7 +43,8 @@ struct Faithful {
   }
   // relu that keeps NaN (x < 0 is false for NaN): fmaxf(x, 0) would hide corrupt data. NVIDIA
   // sm_80+ has the NaN-propagating max as one instruction (a compare and a select otherwise, 12 %
-  // of fused-mma v5's instructions); it maps -0 to +0, which no sum can tell apart.
+  // of the mma.sync kernel's instructions when measured); it maps -0 to +0, which no sum can tell
+  // apart.
   static PMQA_DEV float relu(float x) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     float r;
@@ -59,23 +60,6 @@ struct Faithful {
   // fused-mma's per-warp pipelines order a warp's copies and reads with this alone.
   static PMQA_DEV void warp_barrier() { warp_sync(); }
 
-  // Timing ablations (bench only): leave a stage of fused-mma out to see what it costs. The
-  // output is then wrong by design; production and mutants keep all three false.
-  static constexpr bool kSkipKeyLoads = false;  // no key copies: compute on whatever the stage holds
-  static constexpr bool kSkipMma = false;       // no tensor-core instructions
-  static constexpr bool kSkipEpilogue = false;  // no scale/relu/weight fold and no row reduction
-  static constexpr bool kSkipEvictFirst = false;  // wgmma kernel: key copies with L2's default policy
-  // Tuning experiments (bench only, `pmqa_bench_gpu --tuning`): each puts back one choice of the
-  // wgmma kernel's tensor-map path as it was before notes v11, to time what that choice is worth.
-  static constexpr bool kTryFullFirstWave = false;  // all three first chunks' copies at once
-  static constexpr bool kTryChunkFence = false;     // a proxy fence before every chunk's wgmma
-  static constexpr bool kTryRefillFirst = false;    // 128 rows: the stage refilled before the wgmma
-  // Shares equal in chunks plus this many per sequence switch (notes v16); -1: each kernel's own
-  // (the wgmma kernel's kWgSwitchWeight, 0 for mma.sync). Tuning and tests set it to compare.
-  static constexpr int kTrySwitchWeight = -1;
-  // Timeline (bench only, bench/gpu_timeline.cu): the wgmma kernel calls this as each CTA passes
-  // one of its points (WgMark); the timeline's hooks stamp the time there. Production: nothing.
-  static PMQA_DEV void mark(int /*point*/) {}
 };
 
 // The longest E_r over rows n in [n_begin, n_end) of sequence b: which keys exist at all.

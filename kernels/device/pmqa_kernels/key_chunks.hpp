@@ -41,7 +41,6 @@ PMQA_DEV std::int64_t page_of(const LogitsParams& p, std::int64_t b, const PageW
 template <class Hooks, int kThreads>
 PMQA_DEV void issue_chunk(const LogitsParams& p, std::int64_t b, const PageWindow& window, std::int64_t j,
                           std::int64_t seq_keys, std::uint8_t* stage_keys, float* stage_scales) {
-  if constexpr (Hooks::kSkipKeyLoads) return;
   const int tid = static_cast<int>(threadIdx.x);
   // 16-byte copies when the block stride keeps them aligned, else 4-byte ones (block_size 1:
   // 132-byte blocks); the host API requires block_stride % 4 == 0.

@@ -1,6 +1,8 @@
 // How a path runs, written once for every executor: a Backend (host fibers or HIP) supplies
 // memory, copies and launches; Hooks pick the kernels' indexing (Faithful in production, a mutant
-// in detection tests). Included by the host executor (g++) and the GPU executor (nvcc / hipcc).
+// in detection tests); Tuning the fused-mma kernels' tunables and probe (tuning.hpp: Shipped in
+// production, a probe in bench/probes/). Included by the host executor (g++) and the GPU executor
+// (nvcc / hipcc).
 #pragma once
 
 #include <algorithm>
@@ -93,7 +95,7 @@ inline std::int64_t flat_blocks(std::int64_t count, std::int64_t resident_blocks
 
 // One case's inputs on the device, with the output (and per-head) buffers allocated: launch()
 // runs the path once. run_path uses it for checks; the GPU benchmark times launch() alone.
-template <class Backend, class Hooks = kdev::Faithful>
+template <class Backend, class Hooks = kdev::Faithful, class Tuning = kdev::Shipped>
 class PreparedRun {
  public:
   PreparedRun(Backend& be, Path path, const Case& c, const RunOptions& o)
@@ -229,22 +231,22 @@ class PreparedRun {
           be_.launch_shared("fused_wgmma_kernel", fn, wg_grid, dim3(kdev::kWgThreads), shared, q, key_map_);
         };
         if (wgmma_ && p_.key_tma != 0) {
-          pick(wgmma, kdev::fused_wgmma_kernel<Hooks, 32, true>, kdev::fused_wgmma_kernel<Hooks, 64, true>,
-               kdev::fused_wgmma_kernel<Hooks, 128, true>);
+          pick(wgmma, kdev::fused_wgmma_kernel<Hooks, typename Tuning::Wgmma, 32, true>, kdev::fused_wgmma_kernel<Hooks, typename Tuning::Wgmma, 64, true>,
+               kdev::fused_wgmma_kernel<Hooks, typename Tuning::Wgmma, 128, true>);
           continue;
         }
         if (wgmma_) {
-          pick(wgmma, kdev::fused_wgmma_kernel<Hooks, 32, false>, kdev::fused_wgmma_kernel<Hooks, 64, false>,
-               kdev::fused_wgmma_kernel<Hooks, 128, false>);
+          pick(wgmma, kdev::fused_wgmma_kernel<Hooks, typename Tuning::Wgmma, 32, false>, kdev::fused_wgmma_kernel<Hooks, typename Tuning::Wgmma, 64, false>,
+               kdev::fused_wgmma_kernel<Hooks, typename Tuning::Wgmma, 128, false>);
           continue;
         }
         auto mfma = [&](auto fn) { be_.launch("fused_mfma_kernel", fn, mfma_grid, dim3(kdev::kMfmaThreads), q); };
         if (nv && fnuz)
-          pick(mma, kdev::fused_mma_kernel<Hooks, true, 32>, kdev::fused_mma_kernel<Hooks, true, 64>,
-               kdev::fused_mma_kernel<Hooks, true, 128>);
+          pick(mma, kdev::fused_mma_kernel<Hooks, typename Tuning::MmaSync, true, 32>, kdev::fused_mma_kernel<Hooks, typename Tuning::MmaSync, true, 64>,
+               kdev::fused_mma_kernel<Hooks, typename Tuning::MmaSync, true, 128>);
         if (nv && !fnuz)
-          pick(mma, kdev::fused_mma_kernel<Hooks, false, 32>, kdev::fused_mma_kernel<Hooks, false, 64>,
-               kdev::fused_mma_kernel<Hooks, false, 128>);
+          pick(mma, kdev::fused_mma_kernel<Hooks, typename Tuning::MmaSync, false, 32>, kdev::fused_mma_kernel<Hooks, typename Tuning::MmaSync, false, 64>,
+               kdev::fused_mma_kernel<Hooks, typename Tuning::MmaSync, false, 128>);
         if (!nv && fnuz)
           pick(mfma, kdev::fused_mfma_kernel<Hooks, true, 32>, kdev::fused_mfma_kernel<Hooks, true, 64>,
                kdev::fused_mfma_kernel<Hooks, true, 128>);
@@ -298,11 +300,11 @@ class PreparedRun {
 
 // Validates the case, runs the path `o.launches` times on a freshly poisoned output, and
 // compares every relaunch bitwise with the first (races show up as run-to-run differences).
-template <class Backend, class Hooks = kdev::Faithful>
+template <class Backend, class Hooks = kdev::Faithful, class Tuning = kdev::Shipped>
 RunResult run_path(Backend& be, Path path, const Case& c, const RunOptions& o) {
   validate(c);
   check_supported(c);
-  PreparedRun<Backend, Hooks> prepared(be, path, c, o);
+  PreparedRun<Backend, Hooks, Tuning> prepared(be, path, c, o);
   RunResult result;
   result.launches = std::max(1, o.launches);
   result.kernel = prepared.kernel();

@@ -19,7 +19,7 @@
 // checked (every live chunk's words read once, every cell written): a probe that skipped work
 // would report a floor that is not one, so a failed check ends the tool with status 1.
 //
-//   pmqa_bench_stream_floor [--reps N]
+//   pmqa_probe_stream_floor [--reps N]
 #include <hip/hip_runtime.h>
 
 #include <algorithm>
@@ -341,12 +341,12 @@ void measure(Probe& probe, const Grid& g, L2Flusher& by_memset, L2Flusher& by_re
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::optional<int> reps_arg = pmqa::bench::reps_option(argc, argv, 200, "pmqa_bench_stream_floor");
+  const std::optional<int> reps_arg = pmqa::bench::reps_option(argc, argv, 200, "pmqa_probe_stream_floor");
   if (!reps_arg) return 2;
   const int reps = *reps_arg;
   const auto gpu = pmqa::kernels::find_gpu();
   if (!gpu) {
-    std::printf("pmqa_bench_stream_floor: no GPU found: nothing measured\n");
+    std::printf("pmqa_probe_stream_floor: no GPU found: nothing measured\n");
     return 77;
   }
   try {
@@ -354,7 +354,7 @@ int main(int argc, char** argv) {
     L2Flusher by_memset(be, std::size_t{512} << 20);
     L2Flusher by_reads(be, std::size_t{512} << 20, true);
     const int sms = gpu->multiprocessors;
-    std::printf("pmqa_bench_stream_floor: %s, %d SMs; median of %d launches between device events\n", gpu->name.c_str(), sms,
+    std::printf("pmqa_probe_stream_floor: %s, %d SMs; median of %d launches between device events\n", gpu->name.c_str(), sms,
                 reps);
     for (std::int64_t next_n : {1, 2}) {
       const pmqa::Case c = decode_case(64, 8192, next_n, 16384, false);
@@ -382,7 +382,7 @@ int main(int argc, char** argv) {
     }
   } catch (const std::exception& e) {
     std::fflush(stdout);  // the rows measured so far, before the reason on stderr
-    std::fprintf(stderr, "pmqa_bench_stream_floor: %s\n", e.what());
+    std::fprintf(stderr, "pmqa_probe_stream_floor: %s\n", e.what());
     return 1;
   }
   return 0;

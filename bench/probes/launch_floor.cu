@@ -7,9 +7,10 @@
 // - the dependent round trips of its prologue on a cold L2: thread 0 of every CTA follows a chain
 //   of 1, 2 or 3 dependent loads (context lengths -> block table -> key block, fused-mma's order),
 //   every CTA reading the same first line as fused-mma's CTAs do.
-// The differences between rows are the floor a kernel of this shape cannot go below (notes v12).
+// The differences between rows are the floor a kernel of this shape cannot go below
+// (bench/results/fused-mma-notes.md, "The launch floor").
 //
-//   pmqa_bench_launch [--reps N]
+//   pmqa_probe_launch_floor [--reps N]
 #include <hip/hip_runtime.h>
 
 #include <cstdio>
@@ -64,12 +65,12 @@ __global__ void chain(const int* a, int depth, int stride, int* sink) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::optional<int> reps_arg = pmqa::bench::reps_option(argc, argv, 200, "pmqa_bench_launch");
+  const std::optional<int> reps_arg = pmqa::bench::reps_option(argc, argv, 200, "pmqa_probe_launch_floor");
   if (!reps_arg) return 2;
   const int reps = *reps_arg;
   const auto gpu = pmqa::kernels::find_gpu();
   if (!gpu) {
-    std::printf("pmqa_bench_launch: no GPU found: nothing measured\n");
+    std::printf("pmqa_probe_launch_floor: no GPU found: nothing measured\n");
     return 77;
   }
   try {
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
     L2Flusher flusher(be, std::size_t{512} << 20);
     const int sms = gpu->multiprocessors;
     BigParams big{};
-    std::printf("pmqa_bench_launch: %s, %d SMs; median of %d launches between device events, L2 flushed by the "
+    std::printf("pmqa_probe_launch_floor: %s, %d SMs; median of %d launches between device events, L2 flushed by the "
                 "benchmark's memset before each\n\n",
                 gpu->name.c_str(), sms, reps);
     std::printf("  %-62s %8s\n", "what runs between the events", "us");
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
     be.release(a);
     be.release(sink);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "pmqa_bench_launch: %s\n", e.what());
+    std::fprintf(stderr, "pmqa_probe_launch_floor: %s\n", e.what());
     return 1;
   }
   return 0;

@@ -8,7 +8,7 @@
 // short sequence (the fixed costs); and an empty kernel of the same grid (the launch alone, as the
 // events see it).
 //
-//   pmqa_bench_timeline [--reps N]
+//   pmqa_probe_timeline [--reps N]
 #include <hip/hip_runtime.h>
 
 #include <algorithm>
@@ -25,6 +25,7 @@
 #include "pmqa/kernels/detail/hip_backend.hpp"
 #include "pmqa/kernels/detail/run_path.hpp"
 #include "gpu_timing.hpp"
+#include "probes.hpp"
 
 namespace {
 
@@ -41,7 +42,8 @@ __device__ unsigned long long g_time[kMaxCtas * WgMark::kPoints];  // %globaltim
 __device__ long long g_clock[kMaxCtas * WgMark::kPoints];          // the SM's cycle counter
 __device__ unsigned g_smid[kMaxCtas];                               // the SM a CTA ran on
 
-struct Timeline : pmqa::kdev::Faithful {
+// Stamps the time as each CTA passes a WgMark point (the wgmma kernel calls Probe::mark).
+struct TimelineProbe : pmqa::kdev::NoProbe {
   static __device__ void mark(int point) {
     if (threadIdx.x != 0 || blockIdx.x >= kMaxCtas) return;
     unsigned long long t;
@@ -56,8 +58,10 @@ struct Timeline : pmqa::kdev::Faithful {
     }
   }
 };
-struct TimelineNoKeys : Timeline { static constexpr bool kSkipKeyLoads = true; };
-struct TimelineNoEvictFirst : Timeline { static constexpr bool kSkipEvictFirst = true; };
+struct TimelineNoKeysProbe : TimelineProbe { static constexpr bool kSkipKeyLoads = true; };
+using Timeline = pmqa::probes::Probed<TimelineProbe>;
+using TimelineNoKeys = pmqa::probes::Probed<TimelineNoKeysProbe>;
+using TimelineNoEvictFirst = pmqa::probes::NoEvictFirst<TimelineProbe>;
 
 __global__ void empty_kernel(int) {}
 
@@ -311,7 +315,7 @@ void print_timeline(const char* name, const Stamps& s, int ctas, int waves, doub
 
   // The ends by wave (CTA b is in wave b * waves / CTAs: the grid launches as `waves` waves of
   // one CTA per SM) and by the order the CTAs of one SM entered: whether the schedulers favour
-  // the CTAs that came first (notes v15).
+  // the CTAs that came first.
   std::map<unsigned, std::vector<std::pair<unsigned long long, int>>> entries_by_sm;
   for (int b = 0; b < ctas; ++b)
     if (s.t(b, WgMark::kEnd)) entries_by_sm[s.smid[static_cast<std::size_t>(b)]].push_back({s.t(b, WgMark::kEntry), b});
@@ -360,9 +364,9 @@ void print_timeline(const char* name, const Stamps& s, int ctas, int waves, doub
   std::printf("\n");
 }
 
-template <class Hooks>
+template <class Tuning>
 void run_case(const char* name, HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, int reps) {
-  PreparedRun<HipBackend, Hooks> run(be, Path::fused, c, {.variant = pmqa::kernels::FusedVariant::mma});
+  PreparedRun<HipBackend, pmqa::kdev::Faithful, Tuning> run(be, Path::fused, c, {.variant = pmqa::kernels::FusedVariant::mma});
   if (run.instruction() != "wgmma") throw std::runtime_error("the timeline needs the wgmma kernel; ran " + run.instruction());
   const std::vector<Stamps> runs = timed_all([&] { run.launch(); }, flusher, reps);
   constexpr int kWaves = pmqa::kdev::kWgCtasPerSm<64>;
@@ -370,30 +374,30 @@ void run_case(const char* name, HipBackend& be, const pmqa::Case& c, L2Flusher& 
   std::vector<std::int64_t> chunks_per_seq;  // next_n 1: a sequence's live keys are its context
   for (const std::int32_t len : c.context_lens) chunks_per_seq.push_back((std::min<std::int64_t>(len, c.max_model_len) + 63) / 64);
   print_timeline((std::string(name) + ", keys by " + run.key_copies()).c_str(), runs[runs.size() / 2], ctas, kWaves,
-                 64.0 * 132, sequence_starts(chunks_per_seq, ctas, pmqa::kdev::kSwitchWeight<Hooks, pmqa::kdev::kWgSwitchWeight>));
+                 64.0 * 132, sequence_starts(chunks_per_seq, ctas, Tuning::Wgmma::kSwitchWeight));
   print_consistency(runs, ctas);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::optional<int> reps_arg = pmqa::bench::reps_option(argc, argv, 9, "pmqa_bench_timeline");
+  const std::optional<int> reps_arg = pmqa::bench::reps_option(argc, argv, 9, "pmqa_probe_timeline");
   if (!reps_arg) return 2;
   const int reps = *reps_arg;
   const auto gpu = pmqa::kernels::find_gpu();
   if (!gpu) {
-    std::printf("pmqa_bench_timeline: no GPU found: nothing measured\n");
+    std::printf("pmqa_probe_timeline: no GPU found: nothing measured\n");
     return 77;
   }
   try {
     const bool wgmma = pmqa::kernels::detail::device_runs_wgmma(gpu->cc_major, gpu->cc_minor);
     if (!wgmma) {
-      std::printf("pmqa_bench_timeline: %s does not run the wgmma kernel: nothing measured\n", gpu->name.c_str());
+      std::printf("pmqa_probe_timeline: %s does not run the wgmma kernel: nothing measured\n", gpu->name.c_str());
       return 77;
     }
     HipBackend be(gpu->device, gpu->multiprocessors, true, true);
     L2Flusher flusher(be, std::size_t{512} << 20);
-    std::printf("pmqa_bench_timeline: %s, %d SMs, median of %d L2-flushed launches per case\n", gpu->name.c_str(),
+    std::printf("pmqa_probe_timeline: %s, %d SMs, median of %d L2-flushed launches per case\n", gpu->name.c_str(),
                 gpu->multiprocessors, reps);
     {
       const dim3 grid(static_cast<unsigned>(be.persistent_blocks(pmqa::kdev::kWgCtasPerSm<64>)));
@@ -408,7 +412,7 @@ int main(int argc, char** argv) {
     run_case<Timeline>("one sequence of ~1K keys", be, decode_case(1, 1024, 1, 16384, false), flusher, reps);
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "pmqa_bench_timeline: %s\n", e.what());
+    std::fprintf(stderr, "pmqa_probe_timeline: %s\n", e.what());
     return 2;
   }
 }

@@ -1,0 +1,49 @@
+// The fused-mma kernels' tunables, and the seam a measurement probe plugs into. The defaults are
+// what ships; bench/probes/ defines the probes (ablations, the timeline) and tests define other
+// tunables. Faithful (hooks.hpp) holds faults only: what a mutant may change.
+#pragma once
+
+#include <cstdint>
+
+#include "pmqa_kernels/params.hpp"
+
+PMQA_KDEV_BEGIN
+
+// A probe watches a kernel, or leaves one of its stages out to time what the stage costs (the
+// output is then wrong by design). Production's probe does neither.
+struct NoProbe {
+  static constexpr bool kSkipKeyLoads = false;  // no key copies: compute on whatever the stage holds
+  static constexpr bool kSkipMma = false;       // no tensor-core instructions
+  static constexpr bool kSkipEpilogue = false;  // no scale/relu/weight fold and no row reduction
+  // The wgmma kernel passes each of its WgMark points (fused_wgmma.hpp) through here.
+  static PMQA_DEV void mark(int /*point*/) {}
+};
+
+// The wgmma kernel's tunables as shipped (measured on an H200 at the DeepSeek-V3.2 decode shape;
+// bench/results/fused-mma-notes.md has the runs).
+struct WgmmaShipped {
+  // Shares are equal in chunks plus this many per sequence switch (chunk_work.hpp, find_share): a
+  // CTA whose part starts a new sequence reloads its q tile and rows, about 2 us or 2.7 chunks, and
+  // each such CTA added 0.5-0.8 us to its SM's mean end. 3 was the best of 0-3 timed in one binary:
+  // -1.0 % / -1.7 % against 0 at next_n 1 / 2.
+  static constexpr std::uint32_t kSwitchWeight = 3;
+  // The tensor-map key copies mark their lines evict-first in L2: the keys (69 MB at the decode
+  // shape) are read once and would otherwise push out of L2 what every CTA rereads (block table,
+  // context lengths, q rows, weights): -9 % at the decode shape.
+  static constexpr bool kEvictFirst = true;
+  using Probe = NoProbe;
+};
+
+// The mma.sync kernel's: equal shares (switch weights were measured for the wgmma kernel only).
+struct MmaSyncShipped {
+  static constexpr std::uint32_t kSwitchWeight = 0;
+  using Probe = NoProbe;
+};
+
+// The tunables a run launches with: both fused-mma kernels', as shipped.
+struct Shipped {
+  using Wgmma = WgmmaShipped;
+  using MmaSync = MmaSyncShipped;
+};
+
+PMQA_KDEV_END
