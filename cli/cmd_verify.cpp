@@ -3,6 +3,7 @@
 // worst seen: 2 (invalid input) over 1 (mismatch) over 0 (all pass).
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ struct VerifyArgs {
   std::string nan;        // empty: each file's "nan" metadata, else propagate
   std::string junit, json;
   std::string map;  // --map: the SVG error map (a folder of them for several inputs)
+  std::string cases;  // --cases: the inputs of logits-only result files
 };
 
 VerifyOptions parse_options(const VerifyArgs& a) {
@@ -49,6 +51,12 @@ VerifyOptions parse_options(const VerifyArgs& a) {
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--nan: ") + e.what());
     }
+  }
+  if (!a.cases.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(a.cases, ec))
+      throw UsageError("--cases " + a.cases + ": not a directory (the folder of the case files the run read)");
+    o.cases = a.cases;
   }
   return o;
 }
@@ -102,6 +110,9 @@ Command add_verify_command(CLI::App& parent) {
                       "else propagate)");
   cmd.app->add_option("--junit", args->junit, "write JUnit XML here");
   cmd.app->add_option("--json", args->json, "write a JSON report here");
+  cmd.app->add_option("--cases", args->cases,
+                      "the folder of the input case files: a logits-only result file (pmqa_run --logits-only) is "
+                      "judged against the input it names, whose sha256 must match");
   cmd.app->add_option("--map", args->map,
                       "draw each file's error map (rows x logical blocks, coloured by the worst error over the "
                       "limit) as SVG: this file for one input, else a folder mirroring the inputs' paths");

@@ -13,6 +13,7 @@
 #include "pmqa/fixtures/case_file.hpp"
 #include "pmqa/fixtures/error_map_picture.hpp"
 #include "pmqa/fixtures/judge_file.hpp"
+#include "pmqa/fixtures/logits_file.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "table.hpp"
 #include "verify_map.hpp"
@@ -64,6 +65,17 @@ std::string verdict_line(const char* verdict, const std::string& time, const Cas
   return line;
 }
 
+// A case file as it is, or a logits-only result file joined with its input (found in --cases by
+// name, its sha256 checked). Both strict: structure, metadata, then validate().
+CaseFile read_for_verify(const fs::path& file, const std::optional<fs::path>& cases) {
+  if (!is_logits_file(file)) return read_case_file(file);
+  if (!cases)
+    throw CaseFileError(file.string(), "file",
+                        "holds logits only (content logits-only, from pmqa_run --logits-only): give --cases DIR, the "
+                        "folder of the case files the run read");
+  return join_logits_file(read_logits_file(file), file, *cases);
+}
+
 }  // namespace
 
 std::string shell_quote(const std::string& word) {
@@ -87,7 +99,7 @@ Verdict invalid_input(const fs::path& file, const std::string& message) {
 Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    const CaseFile f = read_case_file(file);  // strict: structure, metadata, then validate()
+    const CaseFile f = read_for_verify(file, options.cases);
     JudgeOverrides overrides;
     overrides.contract = options.contract;
     overrides.nan = options.nan;
@@ -98,7 +110,8 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
     const Tolerance& tolerance = judged.tolerance;
     const NanRule nan = judged.nan;
     rep.reproduce = "pmqa verify " + shell_quote(file.string()) + " --contract " + std::string(to_string(contract)) +
-                    " --tolerance " + tolerance.name + " --nan " + std::string(to_string(nan));
+                    " --tolerance " + tolerance.name + " --nan " + std::string(to_string(nan)) +
+                    (f.extra.count("logits_file") && options.cases ? " --cases " + shell_quote(options.cases->string()) : "");
 
     Verdict v;
     const bool ok = rep.passed();

@@ -17,6 +17,7 @@ struct VerifyOptions {
   std::optional<std::string> tolerance;  // --tolerance; otherwise the file's "tolerance" metadata, else fp32
   std::optional<NanRule> nan;            // --nan; otherwise the file's "nan" metadata, else propagate
   std::optional<std::filesystem::path> map;  // --map: write this file's error map here (SVG)
+  std::optional<std::filesystem::path> cases;  // --cases: where logits-only result files find their inputs
 };
 
 struct Verdict {

@@ -5,6 +5,9 @@
     cf.logits = my_kernel(cf.q, cf.kv_cache, ...)  # [B*N, max_model_len] float32
     cf.producer = "my-runner"; cf.extra["bench_ms"] = "0.42"
     write_case_file("out.safetensors", cf)         # then: pmqa verify out.safetensors
+
+Logits-only result files (logits_file.py) hold a kernel's output and the name and SHA-256 of its
+input case file: `pmqa verify OUT --cases CASES` judges them.
 """
 
 from .case_file import (
@@ -22,10 +25,19 @@ from .case_file import (
     validate,
     write_case_file,
 )
+from .logits_file import (
+    LogitsFile,
+    is_logits_file,
+    read_logits_file,
+    serialize_logits_file,
+    sha256_file,
+    write_logits_file,
+)
 from .sample import sample_case_file
 
 __all__ = [
     "CONTRACTS", "FORMAT_VERSION", "FP8_FORMATS", "KV_LAYOUTS", "MAX_HEADER_BYTES", "RESERVED_KEYS",
     "CaseFile", "CaseFileError", "parse_case_file", "read_case_file", "serialize_case_file", "validate",
-    "write_case_file", "sample_case_file",
+    "write_case_file", "sample_case_file", "LogitsFile", "is_logits_file", "read_logits_file",
+    "serialize_logits_file", "sha256_file", "write_logits_file",
 ]

@@ -110,6 +110,19 @@ class Backend:
         return None
 
     # ---- device facts and timing
+    def platform(self) -> str:
+        """The envelope platform of the device: "cuda", "rocm", or "none" (the host: no library)."""
+        return "none"
+
+    def arch(self) -> str:
+        """The device's target ("gfx942", "sm_90"); "" when there is none."""
+        return ""
+
+    def poison_free_memory(self, nbytes: int, bits: int) -> None:
+        """Leaves nbytes of free device memory holding the 32-bit pattern bits, so that an op that
+        allocates its output and leaves cells unwritten hands those cells back holding it (how the
+        runner tells never-written cells from a race). Best effort: the allocator decides."""
+
     def num_sms(self) -> int:
         raise NotImplementedError
 
@@ -183,6 +196,9 @@ class NumpyBackend(Backend):
     def num_sms(self) -> int:
         return self._num_sms
 
+    def poison_free_memory(self, nbytes: int, bits: int) -> None:
+        _FREE_MEMORY["bits"] = bits
+
     def default_flush_bytes(self) -> int:
         return 8 << 20
 
@@ -198,6 +214,27 @@ class NumpyBackend(Backend):
             if i >= warmup:
                 times.append((t1 - t0) * 1e3)
         return times
+
+
+# The numpy backend's model of a device allocator's free memory (see uninitialised()).
+_FREE_MEMORY = {"bits": None, "calls": 0}
+
+
+def uninitialised(shape: Sequence[int], dtype=np.float32) -> np.ndarray:
+    """For numpy stand-ins of ops that allocate their output without initialising it (torch.empty):
+    an array holding what the free memory held -- the runner's poison pattern when it left one
+    (NumpyBackend.poison_free_memory), otherwise garbage that differs from call to call, as real
+    uninitialised memory does. Each call takes the memory once: a second call gets garbage."""
+    out = np.empty(tuple(shape), dtype=dtype)
+    bits = _FREE_MEMORY["bits"]
+    _FREE_MEMORY["bits"] = None
+    if bits is None:
+        _FREE_MEMORY["calls"] += 1
+        out.view(np.uint8)[...] = (np.arange(out.nbytes, dtype=np.uint64) * 2654435761 + _FREE_MEMORY["calls"] * 97
+                                   ).astype(np.uint8).reshape(out.view(np.uint8).shape)
+    else:
+        out.view(np.uint32)[...] = bits
+    return out
 
 
 def make_backend(name: str, device: Optional[str], num_sms: Optional[int]) -> Backend:

@@ -11,20 +11,19 @@ import argparse
 import ast
 import fnmatch
 import importlib
-import os
-import statistics
 import sys
-import traceback
-from dataclasses import replace
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-import numpy as np
-
-from pmqa_cases import CaseFile, CaseFileError, read_case_file, write_case_file
+from pmqa_cases import CaseFileError, read_case_file
 
 from .backend import BackendError, make_backend
-from .conventions import CONVENTIONS, OpOutputError, RunOptions
+from .case_run import CaseResult, CaseRunner, recorded_tolerance as _recorded_tolerance  # noqa: F401
+from .case_run import relaunch_difference  # noqa: F401 - part of the module's interface
+from .conventions import CONVENTIONS, RunOptions
+from .envelope import Envelope, EnvelopeError, make_envelope, read_envelope_file
+from .junit import write_junit
 
 EXIT_OK = 0        # every selected case ran and its output file was written
 EXIT_OP_FAILED = 1  # an op raised, returned the wrong thing, wrote outside its rows, or was not repeatable
@@ -33,19 +32,14 @@ EXIT_INVALID = 2   # usage error, unusable op/backend, invalid case file, or a c
 TOLERANCES = ("fp32", "matrix-unit", "bf16-output", "matrix-unit-bf16")
 NAN_RULES = ("propagate", "relu-clamp")
 
-# Metadata this runner (re)writes: stale values from the input file are dropped.
-_RUNNER_KEYS = ("bench_ms", "bench_min_ms", "bench_iters", "bench_warmup", "bench_flush_bytes", "tolerance",
-                "convention", "device", "runner", "logits_from", "logits_dtype", "out_row_stride", "num_sms",
-                "context_lens_passed", "relaunches", "op_kwargs", "nan")
-
 EPILOG = """\
 conventions (spec §1.4, §2, §4):
   aiter-fused   op(q, kv_cache, weights, out_logits, context_lens[B], block_table, max_model_len,
                    Preshuffle=<SHUFFLE>, KVBlockSize=<block_size>, ChunkK=256) writes a caller buffer
                    pre-filled with the sentinel; contract valid-only; reads NORMAL and SHUFFLE
   aiter-stage1  op(q, kv_cache, weights, out_qk[H, B*N, L] pre-filled with -inf, context_lens[B],
-                   block_table, max_model_len); the runner sums over heads; contract clean;
-                   NORMAL layout, block_size 1
+                   block_table, max_model_len, ChunkQ=heads); the runner sums over heads; contract
+                   clean; NORMAL layout, any block size
   deepgemm      op(q, kv_cache, weights, context_lens[B, N], block_table, schedule, max_model_len)
                    returns logits (row stride may be padded); schedule = metadata_fn(context_lens[B, N],
                    block_size, num_sms); contract valid-only; NORMAL layout, e4m3fn
@@ -53,16 +47,19 @@ conventions (spec §1.4, §2, §4):
                    contract clean; NORMAL layout
   q is torch.float8_e4m3fn or torch.float8_e4m3fnuz per the case; kv_cache is uint8
   [num_blocks, block_size, 1, D+4], a strided view of the case's [num_blocks, block_stride] bytes.
-  A case a convention cannot express is refused with the reason, never converted.
+  What each library supports is the convention's envelope (fixtures/data/envelopes/<name>.json, per
+  platform, a reason per limit; --show-envelope prints it): a case outside is unsupported, refused
+  before the call with the limit's reason, never converted.
 
 exit status:
-  0  every selected case ran and its output file was written (--skip-unsupported: refused cases
-     are skipped and do not count)
+  0  every selected case ran and its output file was written (--skip-unsupported: cases outside
+     the envelope are skipped, counted per limit, and do not count against the run)
   1  an op failed on some case: it raised, returned something other than [B*N, max_model_len]
      float32/bfloat16 on the device, wrote outside its output rows (guard cells), or (--bench) gave
      different valid cells on a relaunch. Guard and relaunch failures still write the file.
   2  usage error, an op/metadata function that cannot be imported, no torch or no device, an
-     unreadable or invalid case file, no case files, or a case the convention cannot express
+     unreadable or invalid case file or envelope, no case files, or a case outside the envelope
+     (without --skip-unsupported)
   The worst status wins (2 over 1 over 0); every case is tried either way.
   A CI job gates on this status AND on `pmqa verify OUT_DIR`'s (0 pass, 1 mismatch, 2 invalid).
 
@@ -83,16 +80,28 @@ def _parser() -> argparse.ArgumentParser:
         prog="python3 -m pmqa_run", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a Python-callable FP8 paged MQA logits op (AITER, DeepGEMM, a framework's eager op) on "
                     "pmqa case files and store its logits for `pmqa verify`.")
-    p.add_argument("--op", required=True, metavar="MODULE:FUNCTION",
+    p.add_argument("--op", metavar="MODULE:FUNCTION",
                    help="the op to run, e.g. aiter.ops.triton.attention.pa_mqa_logits:deepgemm_fp8_paged_mqa_logits")
     p.add_argument("--convention", required=True, choices=sorted(CONVENTIONS), help="how the op is called")
-    p.add_argument("--cases", required=True, nargs="+", metavar="PATH",
+    p.add_argument("--cases", nargs="+", metavar="PATH",
                    help="case files (*.safetensors, e.g. from `pmqa gen`) or directories of them")
-    p.add_argument("--out", required=True, metavar="DIR", help="where the output case files go (same file names)")
+    p.add_argument("--out", metavar="DIR", help="where the output case files go (same file names)")
     p.add_argument("--case", action="append", default=[], metavar="GLOB",
                    help="run only cases whose name matches (repeatable)")
     p.add_argument("--skip-unsupported", action="store_true",
-                   help="skip (and report) cases the convention cannot express instead of exiting 2")
+                   help="skip (and count) cases outside the convention's envelope instead of exiting 2")
+    p.add_argument("--platform", choices=("auto", "cuda", "rocm", "none"), default="auto",
+                   help="whose limits apply: auto (the device's: cuda or rocm; none on the host and the numpy "
+                        "backend), cuda, rocm, or none (the convention's own limits only)")
+    p.add_argument("--envelope", action="append", default=[], metavar="FILE",
+                   help="an envelope overlay (pmqa-envelope-overlay/1) adding, replacing or dropping limits for a "
+                        "new drop (repeatable, applied in order)")
+    p.add_argument("--show-envelope", action="store_true", help="print the envelope's limits and reasons and exit")
+    p.add_argument("--logits-only", action="store_true",
+                   help="write result files holding only the logits, the metadata and the input case file's name "
+                        "and sha256 (pmqa verify OUT --cases DIR judges them) instead of a copy of every input")
+    p.add_argument("--junit", default=None, metavar="FILE",
+                   help="write a JUnit XML report: one testcase per case, unsupported ones <skipped>")
     p.add_argument("--backend", choices=("torch", "numpy"), default="torch",
                    help="torch (real ops; default) or numpy (numpy stand-in ops, no torch needed)")
     p.add_argument("--device", default=None, help="torch device: cuda (default), cuda:N or cpu")
@@ -191,37 +200,12 @@ def _selected(name: str, stem: str, globs: List[str]) -> bool:
     return not globs or any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(stem, g) for g in globs)
 
 
-def _shape(cf: CaseFile) -> str:
-    return (f"B{cf.batch} N{cf.next_n} H{cf.heads} D{cf.head_dim} bs{cf.block_size} "
-            f"{'fn' if cf.fp8_format == 'e4m3fn' else 'fnuz'} {cf.kv_layout}"
-            f"{' lens2d' if cf.context_lens_2d else ''}")
-
-
-def _recorded_tolerance(convention_profile: str, dtype: str) -> str:
-    """The profile a convention's output is judged under: bf16 logits add the bf16 roundings."""
-    if dtype != "bfloat16":
-        return convention_profile
-    return "matrix-unit-bf16" if convention_profile == "matrix-unit" else "bf16-output"
-
-
-def relaunch_difference(first: np.ndarray, again: np.ndarray, cf: CaseFile, contract: str) -> Optional[str]:
-    """Bitwise comparison of two launches' logits over the cells the contract checks."""
-    a, b = first.view(np.uint32), again.view(np.uint32)
-    differ = a != b
-    if contract == "valid-only":
-        cols = np.arange(cf.max_model_len)[None, :]
-        differ &= cols < cf.valid_keys()[:, None]
-    count = int(differ.sum())
-    if count == 0:
-        return None
-    r, j = (int(i) for i in np.argwhere(differ)[0])
-    return (f"relaunches differ in {count} cell(s) the contract checks; first at row {r}, column {j}: "
-            f"{first[r, j]!r} then {again[r, j]!r} (a race?)")
-
-
 class Runner:
     def __init__(self, args: argparse.Namespace):
         self.args = args
+        missing = [f"--{n}" for n in ("op", "cases", "out") if not getattr(args, n)]
+        if missing:
+            raise UsageError(f"{', '.join(missing)} required")
         self.convention = CONVENTIONS[args.convention]
         if args.out_row_pad < 0:
             raise UsageError("--out-row-pad must be >= 0")
@@ -233,6 +217,7 @@ class Runner:
             self.backend = make_backend(args.backend, args.device, args.num_sms)
         except BackendError as e:
             raise UsageError(str(e)) from None
+        self.envelope = load_envelope(self.convention.name, args.platform, args.envelope, self.backend)
         self.op, module = load_callable(args.op, "--op")
         metadata_fn = None
         if self.convention.name == "deepgemm":
@@ -252,8 +237,8 @@ class Runner:
             self.out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise UsageError(f"--out {args.out}: cannot create the directory: {e.strerror or e}") from None
-        self.producer = args.producer or args.op
-        self.counts = {"written": 0, "skipped": 0, "refused": 0, "failed": 0, "invalid": 0}
+        self.cases = CaseRunner(args, self.convention, self.envelope, self.backend, self.op, self.options)
+        self.results: List[CaseResult] = []
         self.status = EXIT_OK
 
     def say(self, text: str) -> None:
@@ -263,134 +248,74 @@ class Runner:
         self.status = max(self.status, status)
 
     def run(self) -> int:
-        self.say(f"pmqa_run: {self.args.op} as {self.convention.name} on {self.backend.describe()}; "
-                 f"{len(self.files)} case file(s) -> {self.out_dir}")
+        e = self.envelope
+        self.say(f"pmqa_run: {self.args.op} as {self.convention.name} on {self.backend.describe()}; envelope "
+                 f"{e.convention} on {e.platform} ({len(e.limits)} limit(s)); {len(self.files)} case file(s) -> "
+                 f"{self.out_dir}{' (logits only)' if self.args.logits_only else ''}")
         for path in self.files:
             self.run_file(path)
-        c = self.counts
-        ran = c["written"] + c["failed"] + c["refused"] + c["invalid"] + c["skipped"]
-        if ran == 0:
+        self.summary()
+        if self.args.junit:
+            try:
+                write_junit(self.args.junit, f"pmqa_run {self.convention.name}", self.results)
+            except OSError as err:
+                self.worst(EXIT_INVALID)
+                self.say(f"pmqa_run: error: --junit {self.args.junit}: {err.strerror or err}")
+        return self.status
+
+    def summary(self) -> None:
+        count = Counter(r.status for r in self.results)
+        if not self.results:
             self.worst(EXIT_INVALID)
             self.say(f"pmqa_run: error: no case matched --case {' '.join(self.args.case)}")
-        self.say(f"pmqa_run: {ran} case(s): {c['written']} written, {c['failed']} failed, {c['refused']} refused, "
-                 f"{c['skipped']} skipped, {c['invalid']} invalid (exit {self.status})")
-        return self.status
+        how = "skipped" if self.args.skip_unsupported else "refused"
+        self.say(f"pmqa_run: {len(self.results)} case(s): {count['ok']} written, {count['failed']} failed, "
+                 f"{count['unsupported']} unsupported ({how}), {count['invalid']} invalid (exit {self.status})")
+        limits = Counter(r.limit for r in self.results if r.status == "unsupported")
+        if limits:
+            self.say("pmqa_run: unsupported by limit: " +
+                     ", ".join(f"{lid} {n}" for lid, n in sorted(limits.items(), key=lambda x: (-x[1], x[0]))))
 
     def run_file(self, path: Path) -> None:
         try:
             cf = read_case_file(path)
         except CaseFileError as e:
-            self.counts["invalid"] += 1
-            self.worst(EXIT_INVALID)
-            self.say(f"ERROR    {e}")
+            self.record(CaseResult(str(path), path.stem, "invalid", str(e)))
             return
         name = cf.name or path.stem
         if not _selected(name, path.stem, self.args.case):
             return
-        label = f"case {name} ({path})"
-        reason = self.convention.refusal(cf)
-        if reason is not None:
+        self.record(self.cases.run(path, cf))
+
+    def record(self, r: CaseResult) -> None:
+        self.results.append(r)
+        label = f"case {r.name} ({r.path})"
+        e = self.envelope
+        if r.status == "ok":
+            bench = f"{r.bench_ms:>9} ms" if r.bench_ms else ""
+            self.say(f"ok       {r.name:<26} {r.shape:<34} {bench}  {r.out_path}")
+        elif r.status == "unsupported":
             if self.args.skip_unsupported:
-                self.counts["skipped"] += 1
-                self.say(f"SKIP     {name:<26} {_shape(cf):<34} {self.convention.name} cannot express it: {reason}")
+                self.say(f"SKIP     {r.name:<26} {r.shape:<34} unsupported by {e.convention} on {e.platform}: {r.message}")
             else:
-                self.counts["refused"] += 1
                 self.worst(EXIT_INVALID)
-                self.say(f"REFUSED  {label}: convention {self.convention.name} cannot express it: {reason}")
-            return
-        try:
-            self.run_case(cf, path, name, label)
-        except _CaseFailed as e:
-            self.counts["failed"] += 1
+                self.say(f"UNSUPPORTED {label}: {e.convention} on {e.platform}: {r.message}")
+        elif r.status == "failed":
             self.worst(EXIT_OP_FAILED)
-            self.say(f"FAIL     {label}: {e}")
-
-    def call(self, inv) -> Any:
-        result = self.op(*inv.args, **inv.kwargs)
-        self.backend.synchronize()
-        return result
-
-    def run_case(self, cf: CaseFile, path: Path, name: str, label: str) -> None:
-        args = self.args
-        try:
-            inv = self.convention.build(cf, self.backend, self.options)
-        except Exception as e:  # noqa: BLE001 - e.g. the metadata function raised
-            raise _CaseFailed(f"building the {self.convention.name} arguments raised {self._exc(e)}") from None
-        try:
-            result = self.call(inv)
-        except Exception as e:  # noqa: BLE001
-            raise _CaseFailed(f"the op raised {self._exc(e)}") from None
-        logits, dtype = self.collect(inv, result)
-        problems = []
-        guard = inv.guard_problem()
-        if guard:
-            problems.append(guard)
-        contract = args.contract or self.convention.contract
-        extra = {k: v for k, v in cf.extra.items() if k not in _RUNNER_KEYS}
-        if args.bench:
-            last: List[Any] = [None]
-
-            def timed():
-                last[0] = self.op(*inv.args, **inv.kwargs)
-
-            flush = args.flush_mib << 20 if args.flush_mib is not None else self.backend.default_flush_bytes()
-            try:
-                times = self.backend.time_calls(timed, inv.reset, args.warmup, args.iters, flush)
-                self.backend.synchronize()
-            except Exception as e:  # noqa: BLE001
-                raise _CaseFailed(f"the op raised on a relaunch (--bench) {self._exc(e)}") from None
-            again, _ = self.collect(inv, last[0])
-            diff = relaunch_difference(logits, again, cf, contract)
-            if diff:
-                problems.append(diff)
-            median = statistics.median(times)
-            extra.update({"bench_ms": f"{median:.6g}", "bench_min_ms": f"{min(times):.6g}",
-                          "bench_iters": str(args.iters), "bench_warmup": str(args.warmup),
-                          "bench_flush_bytes": str(flush),
-                          "relaunches": f"{args.warmup + args.iters}, {'differ' if diff else 'identical'}"})
-        tolerance = args.tolerance or _recorded_tolerance(self.convention.tolerance, dtype)
-        extra.update({"convention": self.convention.name, "device": self.backend.describe(), "runner": "pmqa_run",
-                      "tolerance": tolerance, "logits_dtype": dtype, "nan": args.nan or self.convention.nan})
-        if self.options.op_kwargs:
-            extra["op_kwargs"] = ", ".join(f"{k}={v!r}" for k, v in self.options.op_kwargs.items())
-        extra.update(inv.notes)
-        out = replace(cf, logits=logits, producer=self.producer, contract=contract, extra=extra)
-        out_path = self.out_dir / path.name
-        try:
-            write_case_file(out_path, out)
-        except (CaseFileError, OSError) as e:
-            self.counts["invalid"] += 1
-            self.worst(EXIT_INVALID)
-            self.say(f"ERROR    {label}: cannot write {out_path}: {e}")
-            return
-        bench = f"{extra['bench_ms']:>9} ms" if args.bench else ""
-        if problems:
-            raise _CaseFailed("; ".join(problems) + f" (file written: {out_path})")
-        self.counts["written"] += 1
-        self.say(f"ok       {name:<26} {_shape(cf):<34} {bench}  {out_path}")
-
-    def collect(self, inv, result) -> Tuple[np.ndarray, str]:
-        try:
-            arr = inv.collect(result)
-            dtype = self.backend.dtype_name(arr)
-            return self.backend.to_numpy(arr), dtype
-        except (OpOutputError, TypeError) as e:
-            raise _CaseFailed(f"the op's output is unusable: {e}") from None
-
-    def _exc(self, e: BaseException) -> str:
-        text = f"{type(e).__name__}: {e}"
-        if self.args.verbose:
-            text += "\n" + "".join(traceback.format_exception(type(e), e, e.__traceback__))
+            self.say(f"FAIL     {label}: {r.message}")
         else:
-            tb = traceback.extract_tb(e.__traceback__)
-            if tb:
-                frame = tb[-1]
-                text += f" (at {os.path.basename(frame.filename)}:{frame.lineno}; -v for the traceback)"
-        return text
+            self.worst(EXIT_INVALID)
+            self.say(f"ERROR    {r.message}")
 
 
-class _CaseFailed(Exception):
-    pass
+def load_envelope(convention: str, platform: str, overlays: List[str], backend) -> Envelope:
+    """The convention's envelope on --platform (auto: the backend's), with the --envelope overlays."""
+    try:
+        files = [read_envelope_file(p) for p in overlays]
+        chosen = backend.platform() if platform == "auto" else platform
+        return make_envelope(convention, chosen, files)
+    except EnvelopeError as e:
+        raise UsageError(f"--envelope: {e}") from None
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -399,6 +324,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # argparse: 0 for --help, 2 for a usage error
         return int(e.code or 0)
+    if args.show_envelope:
+        try:
+            backend = make_backend(args.backend, args.device, args.num_sms) if args.platform == "auto" else None
+            print(load_envelope(args.convention, args.platform, args.envelope, backend).describe())
+        except (UsageError, BackendError) as e:
+            print(f"pmqa_run: error: {e}", file=sys.stderr, flush=True)
+            return EXIT_INVALID
+        return EXIT_OK
     try:
         runner = Runner(args)
     except UsageError as e:

@@ -104,6 +104,25 @@ class TorchBackend(Backend):
         return None
 
     # ---- device facts and timing
+    def platform(self) -> str:
+        if not self.is_cuda:
+            return "none"
+        return "rocm" if getattr(torch.version, "hip", None) else "cuda"
+
+    def arch(self) -> str:
+        if not self.is_cuda:
+            return ""
+        props = torch.cuda.get_device_properties(self.device)
+        name = getattr(props, "gcnArchName", "") or ""
+        return name.split(":")[0] if name else f"sm_{props.major}{props.minor}"
+
+    def poison_free_memory(self, nbytes: int, bits: int) -> None:
+        # The caching allocator keeps the freed block: the op's next allocation of this size
+        # range is usually carved from it.
+        as_int = bits - (1 << 32) if bits >= (1 << 31) else bits
+        block = torch.full((max(nbytes, 4) // 4,), as_int, dtype=torch.int32, device=self.device)
+        del block
+
     def num_sms(self) -> int:
         if self._num_sms is not None:
             return self._num_sms

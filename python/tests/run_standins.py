@@ -145,19 +145,58 @@ def eager_ok(q, kv_cache, weights, context_lens, block_table, max_model_len):
     return out
 
 
+# ---- the libraries' limits, raised the way the real ones raise (../shared/realworld/README.md lists
+# what made them raise on an H200; the messages are Triton's, torch's and Python's own where the
+# README names them, and DeepGEMM-like host assertions where it does not)
+
+
+class TritonError(Exception):
+    """Stands in for triton.compiler.errors.CompilationError (what Triton raises at compile time)."""
+
+
+def _triton_limits(q, kv_cache, heads):
+    """What AITER's plain Triton kernels on NVIDIA cannot do (fused and stage 1 alike)."""
+    if q.format == "e4m3fnuz":
+        raise TritonError("type fp8e4b8 not supported in this architecture. The supported fp8 dtypes are "
+                          "('fp8e4nv', 'fp8e5')")
+    if kv_cache.strides[0] % 4:
+        raise RuntimeError(f"self.stride(-2) must be divisible by 4 to view Byte as Float (different element "
+                           f"sizes), but got {kv_cache.strides[0]}")
+    if heads & (heads - 1):
+        raise TritonError("arange's range must be a power of 2")
+
+
 def aiter_fused_ok(q_fp8, kv_cache, weights, out_logits, context_lens, block_table, max_model_len,
                    Preshuffle=False, KVBlockSize=1, ChunkK=256, **_):
+    """AITER's fused kernel as on ROCm (the Gluon kernel reads SHUFFLE with Preshuffle=True)."""
     assert np.asarray(context_lens).ndim == 1, "aiter-fused takes 1-D context_lens"
     assert kv_cache.shape[1] == KVBlockSize
+    batch = q_fp8.codes.shape[0]
+    _ = (batch * q_fp8.codes.shape[1]) // batch  # the wrapper's split of the grid: B = 0 divides by zero
     layout = "shuffle" if Preshuffle else "normal"
     logits_into(out_logits, q_fp8, kv_cache, weights, context_lens, block_table, max_model_len, tail="chunk",
                 chunk=ChunkK, layout=layout, relu="clamp")
     return "cache-key"  # AITER returns a compile-cache key; the runner ignores it
 
 
-def aiter_stage1_ok(q_fp8, kv_cache, weights, out_qk, context_lens, block_table, max_model_len, ChunkK=256, **_):
+def aiter_fused_triton(q_fp8, kv_cache, weights, out_logits, context_lens, block_table, max_model_len,
+                       Preshuffle=False, KVBlockSize=1, ChunkK=256, **kw):
+    """AITER's fused kernel as on CUDA: the plain Triton kernel (no Gluon, so no SHUFFLE)."""
+    if Preshuffle:
+        raise RuntimeError("Preshuffle=True needs the Gluon kernel, which is only built for AMD GPUs")
+    _triton_limits(q_fp8, kv_cache, q_fp8.codes.shape[2])
+    return aiter_fused_ok(q_fp8, kv_cache, weights, out_logits, context_lens, block_table, max_model_len,
+                          Preshuffle=Preshuffle, KVBlockSize=KVBlockSize, ChunkK=ChunkK, **kw)
+
+
+def aiter_stage1_ok(q_fp8, kv_cache, weights, out_qk, context_lens, block_table, max_model_len, ChunkQ=64,
+                    ChunkK=256, **_):
+    """AITER's stage 1: the block size from kv_cache.shape[1], heads in groups of ChunkQ."""
     assert np.asarray(context_lens).ndim == 1
-    assert kv_cache.shape[1] == 1, "AITER's stage 1 reads one token per block"
+    heads = q_fp8.codes.shape[2]
+    groups = heads // ChunkQ
+    _ = out_qk.shape[0] // groups  # H < ChunkQ: no group, and the grid split divides by zero
+    assert heads % ChunkQ == 0
     n_count = q_fp8.codes.shape[1]
     for b, e, v in per_head_values(q_fp8, kv_cache, weights, context_lens, block_table, relu="clamp"):
         for n in range(n_count):
@@ -169,6 +208,13 @@ def aiter_stage1_ok(q_fp8, kv_cache, weights, out_qk, context_lens, block_table,
     return None
 
 
+def aiter_stage1_triton(q_fp8, kv_cache, weights, out_qk, context_lens, block_table, max_model_len, **kw):
+    """AITER's stage 1 as on CUDA; B = 0 never ran there (modelled as the grid's division by zero)."""
+    _triton_limits(q_fp8, kv_cache, q_fp8.codes.shape[2])
+    _ = 1 // q_fp8.codes.shape[0]
+    return aiter_stage1_ok(q_fp8, kv_cache, weights, out_qk, context_lens, block_table, max_model_len, **kw)
+
+
 def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms):
     assert np.asarray(context_lens).ndim == 2, "DeepGEMM's metadata takes 2-D context_lens"
     meta = np.zeros((num_sms + 1, 2), dtype=np.int32)
@@ -177,18 +223,61 @@ def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms):
     return meta
 
 
+def _deepgemm_assert(ok, text):
+    if not ok:
+        raise RuntimeError(f"Assertion error (csrc/apis/attention.hpp): {text}")
+
+
 def deepgemm_ok(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits=False):
+    """DeepGEMM's SM90 kernel: its host checks, then row (b, n) computed up to context_lens[b][N-1]
+    only, into an output it allocates without initialising (cells it does not write keep the
+    memory's previous contents)."""
+    from pmqa_run.backend import uninitialised
+
     lens = np.asarray(context_lens)
     assert lens.ndim == 2 and lens.shape == q.codes.shape[:2], "DeepGEMM takes 2-D context_lens [B, N]"
-    assert q.format == "e4m3fn", "DeepGEMM reads float8_e4m3fn only"
+    b_count, n_count, heads, dim = q.codes.shape
+    _deepgemm_assert(q.format == "e4m3fn", "q.scalar_type() == torch::kFloat8_e4m3fn")
+    _deepgemm_assert(kv_cache.shape[1] == 64, f"block_kv == 64 (block_kv = {kv_cache.shape[1]})")
+    _deepgemm_assert(heads in (32, 64), f"num_heads == 32 or num_heads == 64 (num_heads = {heads})")
+    _deepgemm_assert(n_count in (1, 2), f"next_n == 1 or next_n == 2 (next_n = {n_count})")
+    _deepgemm_assert(dim in (32, 64, 128), f"unsupported head_dim {dim}")
+    _deepgemm_assert(kv_cache.strides[0] % 16 == 0, "kv_cache.stride(0) * kv_cache.element_size() % 16 == 0 (TMA)")
     assert schedule_meta.shape[1] == 2 and schedule_meta[0, 1] == kv_cache.shape[1]
-    rows = q.codes.shape[0] * q.codes.shape[1]
+    rows = b_count * n_count
     stride = -(-max(max_context_len, 1) // 256) * 256                 # DeepGEMM pads rows
-    full = np.full((rows, stride), 12345.0, dtype=np.float32)         # garbage past E_r (valid-only)
-    out = full[:, :max_context_len]
-    logits_into(out, q, kv_cache, weights, lens, block_table, max_context_len, tail="all" if clean_logits else "none",
+    out = uninitialised((rows, stride))[:, :max_context_len]
+    computed = np.repeat(lens[:, -1:], n_count, axis=1) if n_count else lens
+    full = np.full((rows, max_context_len), np.nan, dtype=np.float32)
+    logits_into(full, q, kv_cache, weights, lens, block_table, max_context_len, tail="all" if clean_logits else "none",
                 relu="clamp")
+    e_comp = computed.reshape(-1)
+    for r in range(rows):
+        upto = int(max(min(e_comp[r], max_context_len), 0))
+        e_r = int(max(min(lens.reshape(-1)[r], max_context_len), 0))
+        out[r, :min(upto, e_r)] = full[r, :min(upto, e_r)]
+        if clean_logits:
+            out[r, e_r:] = -np.inf
     return out
+
+
+def vllm_eager(q, kv_cache, weights, context_lens, block_table, max_model_len):
+    """vLLM's torch fallback's store for next_n > 1: whole blocks into logits[:, i*bs:(i+1)*bs], so a
+    last block that ends past max_model_len raises torch's shape error (the numbers here are
+    eager_ok's: the fallback's known wrong answers for block_size > 1 are not modelled)."""
+    b_count, n_count = q.codes.shape[:2]
+    bs = kv_cache.shape[1]
+    lens = np.asarray(context_lens)
+    if n_count > 1:
+        for b in range(b_count):
+            longest = int(lens[b].max()) if lens.ndim == 2 else int(lens[b])
+            last = -(-longest // bs) - 1
+            if last >= 0 and (last + 1) * bs > max_model_len:
+                have = max_model_len - last * bs
+                raise RuntimeError(f"The expanded size of the tensor ({have}) must match the existing size ({bs}) at "
+                                   f"non-singleton dimension 1.  Target sizes: [{n_count}, {have}].  Tensor sizes: "
+                                   f"[{n_count}, {bs}]")
+    return eager_ok(q, kv_cache, weights, context_lens, block_table, max_model_len)
 
 
 # ============================================================================ planted convention mistakes

@@ -198,22 +198,33 @@ class Conventions(unittest.TestCase):
         with self.assertRaisesRegex(OpOutputError, "dtype float64"):
             check_output(b, np.zeros((1, 1)), 1, 1, "x")
 
-    def test_refusals_name_the_reason(self):
+    def test_envelopes_name_the_limit(self):
+        from pmqa_run.envelope import make_envelope, traits_of
+
+        def refusal(convention, cf, platform="cuda", chunk_q=None):
+            r = make_envelope(convention, platform).refusal(traits_of(cf, chunk_q))
+            return r and r[1]
+
         shuffle = si.make_case(layout="shuffle")
         fnuz = si.make_case(fmt="e4m3fnuz")
         lens2d = si.make_case(lens2d=True)
-        self.assertIn("SHUFFLE", CONVENTIONS["eager"].refusal(shuffle))
-        self.assertIn("SHUFFLE", CONVENTIONS["deepgemm"].refusal(shuffle))
-        self.assertIn("SHUFFLE", CONVENTIONS["aiter-stage1"].refusal(shuffle))
-        self.assertIsNone(CONVENTIONS["aiter-fused"].refusal(shuffle))
-        self.assertIn("e4m3fnuz", CONVENTIONS["deepgemm"].refusal(fnuz))
-        self.assertIsNone(CONVENTIONS["eager"].refusal(fnuz))
-        self.assertIn("2-D context_lens", CONVENTIONS["aiter-fused"].refusal(lens2d))
-        self.assertIsNone(CONVENTIONS["deepgemm"].refusal(lens2d))
-        self.assertIsNone(CONVENTIONS["eager"].refusal(lens2d))
-        self.assertIn("block_size 16", CONVENTIONS["aiter-stage1"].refusal(si.make_case()))
-        self.assertIsNone(CONVENTIONS["aiter-stage1"].refusal(si.make_case(block_size=1, max_blocks=40,
-                                                                           num_blocks=50)))
+        self.assertIn("limit layout: kv_layout is shuffle", refusal("eager", shuffle))
+        self.assertIn("also outside: heads, head-dim, layout", refusal("deepgemm", shuffle))
+        self.assertIn("limit layout", refusal("aiter-stage1", shuffle))
+        self.assertIn("limit layout", refusal("aiter-fused", shuffle, "cuda"))   # no Gluon kernel on CUDA
+        self.assertIsNone(refusal("aiter-fused", shuffle, "rocm"))
+        self.assertIn("fp8e4b8 not supported", refusal("aiter-fused", fnuz, "cuda"))
+        self.assertIsNone(refusal("aiter-fused", fnuz, "rocm"))
+        self.assertIsNone(refusal("eager", fnuz))
+        self.assertIn("limit lengths-1d", refusal("aiter-fused", lens2d, "rocm"))
+        self.assertIsNone(refusal("eager", lens2d))
+        # stage 1 takes any block size; ChunkQ = heads always divides
+        self.assertIsNone(refusal("aiter-stage1", si.make_case(), "rocm", chunk_q=4))
+        self.assertIn("limit chunk-q", refusal("aiter-stage1", si.make_case(), "rocm", chunk_q=64))  # H 4 < 64
+        self.assertIn("does not run there", refusal("deepgemm", si.make_case(), "rocm"))
+        stage1 = CONVENTIONS["aiter-stage1"]
+        self.assertEqual(stage1.chunk_q(si.make_case(), RunOptions()), 4)
+        self.assertEqual(stage1.chunk_q(si.make_case(), RunOptions(op_kwargs={"ChunkQ": 2})), 2)
 
 
 class Runner(unittest.TestCase):
@@ -241,7 +252,8 @@ class Runner(unittest.TestCase):
         status, text = self.run_op("eager_ok", "eager", "--skip-unsupported")
         self.assertEqual(status, 0, text)
         self.assertIn("SKIP     shuffled", text)
-        self.assertIn("4 written, 0 failed, 0 refused, 1 skipped, 0 invalid (exit 0)", text)
+        self.assertIn("4 written, 0 failed, 1 unsupported (skipped), 0 invalid (exit 0)", text)
+        self.assertIn("pmqa_run: unsupported by limit: layout 1", text)
         got = pmqa_cases.read_case_file(self.out / "padded.safetensors")
         src = pmqa_cases.read_case_file(self.cases / "padded.safetensors")
         self.assertEqual(got.producer, "run_standins:eager_ok")
@@ -260,13 +272,14 @@ class Runner(unittest.TestCase):
     def test_refusal_exits_2_and_names_the_case(self):
         status, text = self.run_op("eager_ok", "eager")
         self.assertEqual(status, 2, text)
-        self.assertRegex(text, r"REFUSED  case shuffled \(.*shuffled\.safetensors\): convention eager cannot express "
-                               r"it: .*SHUFFLE")
+        self.assertRegex(text, r"UNSUPPORTED case shuffled \(.*shuffled\.safetensors\): eager on none: limit layout: "
+                               r"kv_layout is shuffle, .*SHUFFLE")
         self.assertTrue((self.out / "plain.safetensors").exists())  # the others still ran
-        status, text = self.run_op("deepgemm_ok", "deepgemm", "--case", "fnuz")
+        status, text = self.run_op("deepgemm_ok", "deepgemm", "--case", "fnuz", "--platform", "cuda")
         self.assertEqual(status, 2, text)
         self.assertIn("case fnuz", text)
-        self.assertIn("float8_e4m3fn (OCP) only", text)
+        self.assertIn("limit block-size: block_size is 16, not one of 64", text)
+        self.assertIn("(also outside: heads, head-dim, fp8-format)", text)
         status, text = self.run_op("aiter_fused_ok", "aiter-fused", "--case", "two-d")
         self.assertEqual(status, 2, text)
         self.assertIn("case two-d", text)
@@ -286,7 +299,7 @@ class Runner(unittest.TestCase):
     def test_worst_status_wins(self):
         status, text = self.run_op("raises", "eager")
         self.assertEqual(status, 2, text)
-        self.assertIn("4 failed, 1 refused", text)
+        self.assertIn("4 failed, 1 unsupported (refused)", text)
 
     def test_bench_records_times_and_checks_relaunches(self):
         status, text = self.run_op("eager_ok", "eager", "--case", "plain", "--bench", "--iters", "3", "--warmup", "1")
@@ -294,7 +307,7 @@ class Runner(unittest.TestCase):
         got = pmqa_cases.read_case_file(self.out / "plain.safetensors")
         self.assertGreater(float(got.extra["bench_ms"]), 0.0)
         self.assertEqual(got.extra["bench_iters"], "3")
-        self.assertEqual(got.extra["relaunches"], "4, identical")
+        self.assertEqual(got.extra["relaunches"], "5, identical")  # the op owns its output: one poisoned relaunch more
         si._calls["n"] = 0
         status, text = self.run_op("racy", "eager", "--case", "plain", "--bench", "--iters", "2", "--warmup", "0")
         self.assertEqual(status, 1, text)
@@ -350,9 +363,13 @@ class Runner(unittest.TestCase):
         self.assertTrue((self.out / "plain.safetensors").exists())
 
     def test_deepgemm_metadata_from_the_module(self):
-        status, text = self.run_op("deepgemm_ok", "deepgemm", "--skip-unsupported", "--num-sms", "3")
+        fits = si.make_case(seed=7, heads=32, head_dim=32, block_size=64, max_blocks=2, num_blocks=4, max_model_len=100,
+                            name="deepgemm-shape")
+        pmqa_cases.write_case_file(self.cases / "deepgemm-shape.safetensors", fits)
+        status, text = self.run_op("deepgemm_ok", "deepgemm", "--skip-unsupported", "--num-sms", "3", "--platform", "cuda")
         self.assertEqual(status, 0, text)
-        got = pmqa_cases.read_case_file(self.out / "plain.safetensors")
+        self.assertIn("1 written, 0 failed, 5 unsupported (skipped)", text)
+        got = pmqa_cases.read_case_file(self.out / "deepgemm-shape.safetensors")
         self.assertEqual(got.contract, "valid-only")
         self.assertEqual(got.extra["num_sms"], "3")
         self.assertEqual(got.extra["tolerance"], "matrix-unit")

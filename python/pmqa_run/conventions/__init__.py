@@ -1,15 +1,18 @@
 """Calling conventions: one small module each (spec §1.4, §2, §4).
 
-========  ============================================================  ===========  ===================
-name      call                                                          contract     reads
-========  ============================================================  ===========  ===================
-aiter-    op(q, kv, w, out, lens[B], table, L, Preshuffle=, KVBlock...  valid-only   NORMAL, SHUFFLE
+========  ============================================================  ===========
+name      call                                                          contract
+========  ============================================================  ===========
+aiter-    op(q, kv, w, out, lens[B], table, L, Preshuffle=, KVBlock...  valid-only
 fused
-aiter-    op(q, kv, w, out_qk[H,B*N,L] = -inf, lens[B], table, L);      clean        NORMAL, block 1
-stage1    runner sums heads
-deepgemm  op(q, kv, w, lens[B,N], table, meta, L) -> logits             valid-only   NORMAL, e4m3fn
-eager     op(q, kv, w, lens, table, L) -> logits                        clean        NORMAL
-========  ============================================================  ===========  ===================
+aiter-    op(q, kv, w, out_qk[H,B*N,L] = -inf, lens[B], table, L,       clean
+stage1    ChunkQ=H); runner sums heads
+deepgemm  op(q, kv, w, lens[B,N], table, meta, L) -> logits             valid-only
+eager     op(q, kv, w, lens, table, L) -> logits                        clean
+========  ============================================================  ===========
+
+What each one's library supports, per platform, is its envelope (pmqa_run.envelope,
+fixtures/data/envelopes/<name>.json), not code here.
 """
 
 from .aiter_fused import AiterFused

@@ -8,8 +8,8 @@
 * out_logits: a caller buffer [B*N, max_model_len] whose rows have a stride of max_model_len +
   --out-row-pad cells, pre-filled with pmqa's sentinel and surrounded by guard cells; the op writes
   into it and its return value is ignored;
-* context_lens: 1-D [B] (the kernel derives E_r = context_lens[b] - next_n + n + 1). A case with
-  2-D lengths is refused: 2-D lengths are not always expressible as 1-D;
+* context_lens: 1-D [B] (the kernel derives E_r = context_lens[b] - next_n + n + 1); 2-D lengths
+  are outside the envelope (fixtures/data/envelopes/aiter-fused.json, with the platforms' limits);
 * Preshuffle and KVBlockSize come from the case (SHUFFLE <=> Preshuffle=True) and cannot be
   overridden; ChunkK (256, as vLLM calls it) and anything else can, with --op-kwarg.
 
@@ -17,8 +17,6 @@ Contract valid-only: the fused kernel writes -inf only up to a chunk boundary pa
 """
 
 from __future__ import annotations
-
-from typing import Optional
 
 from pmqa_cases import CaseFile
 
@@ -35,12 +33,6 @@ class AiterFused(Convention):
     signature = ("op(q_fp8, kv_cache, weights, out_logits, context_lens[B], block_table, max_model_len, "
                  "Preshuffle=, KVBlockSize=, ChunkK=256)")
     reserved_kwargs = ("Preshuffle", "KVBlockSize")
-
-    def refusal(self, cf: CaseFile) -> Optional[str]:
-        if cf.context_lens_2d:
-            return ("aiter-fused passes context_lens as 1-D [B] (the kernel derives E_r = context_lens[b] - "
-                    "next_n + n + 1) and this case has 2-D context_lens [B, N]")
-        return None
 
     def build(self, cf: CaseFile, backend: Backend, options: RunOptions) -> Invocation:
         x = self.common_inputs(cf, backend)

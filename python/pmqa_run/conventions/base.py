@@ -13,9 +13,11 @@ from .common import Invocation, RunOptions
 class Convention:
     """A calling convention: how a case's buffers become an op's arguments, and its output contract.
 
-    Subclasses set the class attributes and implement refusal() and build(). refusal() runs before
-    anything is allocated: a case the convention cannot express is refused with the reason, never
-    converted behind the caller's back.
+    Subclasses set the class attributes and implement build(). What a convention can express and
+    what its library supports is not code here: it is the convention's envelope
+    (fixtures/data/envelopes/<name>.json, pmqa_run.envelope), checked by the runner before anything
+    is allocated. A case outside is refused as unsupported with the limit's reason, never converted
+    behind the caller's back.
     """
 
     name = "?"
@@ -24,10 +26,11 @@ class Convention:
     nan = "propagate"           # what the library's relu does with NaN (spec §1.1), recorded for pmqa verify
     signature = "?"             # how the op is called, for --help and messages
     reserved_kwargs: Tuple[str, ...] = ()  # keyword arguments the convention derives from the case
+    owns_output = False         # True: the op allocates the logits it returns (no caller buffer, no guards)
 
-    def refusal(self, cf: CaseFile) -> Optional[str]:
-        """Why this convention cannot express the case, or None."""
-        raise NotImplementedError
+    def chunk_q(self, cf: CaseFile, options: RunOptions) -> Optional[int]:
+        """The ChunkQ the call passes (the envelope's chunk_q field), or None when it passes none."""
+        return None
 
     def build(self, cf: CaseFile, backend: Backend, options: RunOptions) -> Invocation:
         raise NotImplementedError

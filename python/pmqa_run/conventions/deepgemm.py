@@ -4,9 +4,10 @@
     logits = op(q_fp8, kv_cache, weights, context_lens_2d, block_table, schedule, max_model_len,
                 **--op-kwarg)
 
-* q: torch.float8_e4m3fn only (DeepGEMM has no FNUZ path): an e4m3fnuz case is refused;
-* kv_cache: uint8 [num_blocks, block_size, 1, D+4] strided over the case's block stride, NORMAL
-  layout only: a SHUFFLE case is refused;
+* q: torch.float8_e4m3fn (DeepGEMM has no FNUZ path);
+* kv_cache: uint8 [num_blocks, block_size, 1, D+4] strided over the case's block stride, NORMAL;
+* what DeepGEMM supports (block size 64, 32 or 64 heads, next_n 1 or 2, 16-byte strides, lengths
+  that do not fall with n, ...) is its envelope, fixtures/data/envelopes/deepgemm.json;
 * context_lens: always 2-D [B, N] int32. A 1-D case is converted exactly per spec §1.2
   (E[b][n] = context_lens[b] - N + n + 1, rows with E <= 0 stored as 0) -- the one conversion the
   convention itself prescribes;
@@ -20,8 +21,6 @@ Contract valid-only: without clean_logits DeepGEMM leaves garbage past E_r.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pmqa_cases import CaseFile
 
 from ..backend import Backend
@@ -31,19 +30,12 @@ from .common import Invocation, RunOptions, check_output, lens_2d_from_1d
 
 class DeepGemm(Convention):
     name = "deepgemm"
+    owns_output = True
     contract = "valid-only"
     tolerance = "matrix-unit"
     nan = "relu-clamp"  # relu is max(x, 0) on the tensor cores: a NaN term counts 0
     signature = ("op(q_fp8, kv_cache, weights, context_lens[B, N], block_table, schedule_meta, max_model_len) "
                  "-> logits; schedule_meta = metadata_fn(context_lens[B, N], block_size, num_sms)")
-
-    def refusal(self, cf: CaseFile) -> Optional[str]:
-        if cf.fp8_format != "e4m3fn":
-            return (f"deepgemm takes q as torch.float8_e4m3fn (OCP) only and this case is {cf.fp8_format}")
-        if cf.kv_layout != "normal":
-            return ("deepgemm reads the NORMAL layout and this case's cache is SHUFFLE; only aiter-fused "
-                    "(Preshuffle=True) reads SHUFFLE")
-        return None
 
     def build(self, cf: CaseFile, backend: Backend, options: RunOptions) -> Invocation:
         if options.metadata_fn is None:

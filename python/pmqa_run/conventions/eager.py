@@ -3,8 +3,8 @@
     logits = op(q_fp8, kv_cache, weights, context_lens, block_table, max_model_len, **--op-kwarg)
 
 * q: the case's fp8 format; kv_cache: uint8 [num_blocks, block_size, 1, D+4] strided over the
-  case's block stride, NORMAL layout only (an eager op indexes the values as t*D + d): a SHUFFLE case
-  is refused;
+  case's block stride, NORMAL layout only (an eager op indexes the values as t*D + d; envelope
+  fixtures/data/envelopes/eager.json, and overlays/vllm-eager.json for vLLM's op);
 * context_lens: as the case stores them, 1-D [B] or 2-D [B, N] (spec §1.2 defines both);
 * the op returns logits [B*N, max_model_len] (any strides), -inf past E_r.
 
@@ -12,8 +12,6 @@ Contract clean.
 """
 
 from __future__ import annotations
-
-from typing import Optional
 
 from pmqa_cases import CaseFile
 
@@ -24,15 +22,10 @@ from .common import Invocation, RunOptions, check_output
 
 class Eager(Convention):
     name = "eager"
+    owns_output = True
     contract = "clean"
     tolerance = "fp32"
     signature = "op(q_fp8, kv_cache, weights, context_lens, block_table, max_model_len) -> logits"
-
-    def refusal(self, cf: CaseFile) -> Optional[str]:
-        if cf.kv_layout != "normal":
-            return ("eager reads the NORMAL layout (values at t*D + d) and this case's cache is SHUFFLE; "
-                    "only aiter-fused (Preshuffle=True) reads SHUFFLE")
-        return None
 
     def build(self, cf: CaseFile, backend: Backend, options: RunOptions) -> Invocation:
         x = self.common_inputs(cf, backend)
