@@ -32,6 +32,7 @@ struct GenArgs {
   std::string fit;                     // --fit CONVENTION: draw inside its envelope
   std::string platform;                // --platform cuda|rocm|none (default: the only one listed)
   std::vector<std::string> envelopes;  // --envelope FILE: overlays
+  std::string arch;                    // --arch: the device's target, for limits that depend on it
   bool show_envelope = false;
 };
 
@@ -44,12 +45,14 @@ std::optional<fixtures::Envelope> envelope_for(const GenArgs& a) {
       b.fit = first.convention;
       return envelope_for(b);
     }
-    if (!a.platform.empty()) throw UsageError("gen: --platform needs --fit CONVENTION");
+    if (!a.platform.empty() || !a.arch.empty()) throw UsageError("gen: --platform and --arch need --fit CONVENTION");
     return std::nullopt;
   }
   std::vector<fixtures::EnvelopeFile> overlays;
   for (const auto& path : a.envelopes) overlays.push_back(fixtures::read_envelope_file(path));
-  return fixtures::make_envelope(a.fit, a.platform, overlays);
+  fixtures::Envelope e = fixtures::make_envelope(a.fit, a.platform, overlays);
+  e.arch = a.arch;
+  return e;
 }
 
 std::vector<fixtures::SuiteCase> pick_cases(const GenArgs& a, const std::optional<fixtures::Envelope>& envelope) {
@@ -169,6 +172,9 @@ Command add_gen_command(CLI::App& parent) {
   cmd.app->add_option("--envelope", args->envelopes,
                       "an overlay file (pmqa-envelope-overlay/1) adding, replacing or dropping limits (repeatable; "
                       "alone it fits into the convention it names)");
+  cmd.app->add_option("--arch", args->arch,
+                      "the device's target (gfx942, gfx950, sm_90) for limits that depend on it (vllm-rocm's fp8 "
+                      "format); default: none apply");
   cmd.app->add_flag("--show-envelope", args->show_envelope, "print the envelope's limits and reasons and exit");
   cmd.run = [args] { return run_gen(*args); };
   return cmd;

@@ -45,10 +45,20 @@ std::string kernel_time(const CaseFile& f) {
   return "bench_ms \"" + v + "\"";
 }
 
+// What pmqa_run recorded about the run beside the logits: the path the kernels it saw mean
+// (--expect-path) and the time over the byte floor (--max-floor-ratio).
+std::string run_facts(const CaseFile& f) {
+  std::string out;
+  if (const auto it = f.extra.find("floor_ratio"); it != f.extra.end()) out += " x" + it->second.substr(0, 16) + " floor";
+  if (const auto it = f.extra.find("path"); it != f.extra.end()) out += " path " + it->second.substr(0, 16);
+  return out;
+}
+
 std::string verdict_line(const char* verdict, const std::string& time, const CaseFile& f, const Report& rep,
                          const fs::path& file) {
   std::string line = verdict;
   if (!time.empty()) line += " " + time;
+  line += run_facts(f);
   const double region = std::max({rep.block.worst, rep.row.worst, rep.global.worst});
   char buf[512];
   std::snprintf(buf, sizeof buf, "  %-26s %-34s err/bound %-8s region %-8s calc_diff %-9s", f.c.name.c_str(),
@@ -121,7 +131,8 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
     if (options.map) write_error_map(*options.map, rep, file);
     nlohmann::json j = rep.to_json();
     j["file"] = file.string();
-    if (const auto it = f.extra.find("bench_ms"); it != f.extra.end()) j["bench_ms"] = it->second;
+    for (const char* key : {"bench_ms", "floor_ratio", "floor_ms", "path", "kernels"})
+      if (const auto it = f.extra.find(key); it != f.extra.end()) j[key] = it->second;
     v.result = {suite_of(file), file.filename().string(), ok, false, false, seconds_since(t0),
                 ok ? "worst error/bound " + format_g(rep.worst_bound_ratio)
                    : std::to_string(rep.failing_cells()) + " failing cell(s), " +

@@ -190,7 +190,7 @@ def read_case(path: str, device: Optional[str] = None) -> Case:
 
 
 def _convention(spec: str) -> tuple:
-    """"deepgemm" or "aiter-fused:cuda" -> (convention, platform; "" for the one it lists)."""
+    """'deepgemm' or 'aiter-fused:cuda' -> (convention, platform; '' for the one the envelope lists)."""
     convention, _, platform = str(spec).partition(":")
     return convention, platform
 

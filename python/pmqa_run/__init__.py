@@ -1,13 +1,16 @@
 """pmqa_run: run a Python-callable FP8 paged MQA logits op on pmqa case files, for `pmqa verify`.
 
     pmqa gen --suite quick --out cases/
-    python3 -m pmqa_run --op MODULE:FUNCTION --convention aiter-fused|aiter-stage1|deepgemm|eager \\
-        --cases cases/ --out out/ [--bench]
+    python3 -m pmqa_run --op MODULE:FUNCTION --convention aiter-fused|aiter-stage1|deepgemm|eager|vllm-rocm \\
+        --cases cases/ --out out/ [--bench] [--logits-only] [--expect-path fused] [--max-floor-ratio]
     pmqa verify out/
 
 Argument building lives in pmqa_run.conventions (one module per calling convention) and goes through
 a tensor backend (pmqa_run.backend): numpy for stand-in ops in CI, torch on GPUs (imported only
-then). pmqa_run.eager_torch is a torch implementation of the op for the ``eager`` convention.
+then). What each library supports is its envelope (pmqa_run.envelope); each case runs in a worker
+process (pmqa_run.worker); --expect-path reads the kernels launched (pmqa_run.kernel_names) and
+--max-floor-ratio the time over the byte floor (pmqa_run.floor). pmqa_run.eager_torch is a torch
+implementation of the op for the ``eager`` convention.
 """
 
 from .backend import SENTINEL_BITS, Backend, Fp8Tensor, NumpyBackend, make_backend

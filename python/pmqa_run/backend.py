@@ -118,6 +118,18 @@ class Backend:
         """The device's target ("gfx942", "sm_90"); "" when there is none."""
         return ""
 
+    def healthy(self) -> bool:
+        """Whether the device still works (after an op failed: a device error poisons the context)."""
+        return True
+
+    def profile(self, call: Callable[[], Any]) -> Tuple[Any, List[str]]:
+        """(call's result, the names of the GPU kernels it launched, in launch order)."""
+        raise NotImplementedError
+
+    def copy_bandwidth(self) -> float:
+        """The device's copy bandwidth in bytes/s (read + write), measured now."""
+        raise NotImplementedError
+
     def poison_free_memory(self, nbytes: int, bits: int) -> None:
         """Leaves nbytes of free device memory holding the 32-bit pattern bits, so that an op that
         allocates its output and leaves cells unwritten hands those cells back holding it (how the
@@ -199,6 +211,26 @@ class NumpyBackend(Backend):
     def poison_free_memory(self, nbytes: int, bits: int) -> None:
         _FREE_MEMORY["bits"] = bits
 
+    def profile(self, call):
+        """The names numpy stand-ins report with record_kernel() while call runs."""
+        _LAUNCHES.clear()
+        _LAUNCHES.append([])
+        try:
+            result = call()
+            return result, list(_LAUNCHES[-1])
+        finally:
+            _LAUNCHES.clear()
+
+    def copy_bandwidth(self) -> float:
+        a = np.ones(16 << 20, dtype=np.uint8)
+        b = np.empty_like(a)
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            np.copyto(b, a)
+            times.append(time.perf_counter() - t0)
+        return 2.0 * a.nbytes / sorted(times)[len(times) // 2]
+
     def default_flush_bytes(self) -> int:
         return 8 << 20
 
@@ -218,6 +250,15 @@ class NumpyBackend(Backend):
 
 # The numpy backend's model of a device allocator's free memory (see uninitialised()).
 _FREE_MEMORY = {"bits": None, "calls": 0}
+# The numpy backend's model of a profiler: the kernel names stand-ins report (see record_kernel()).
+_LAUNCHES: List[List[str]] = []
+
+
+def record_kernel(name: str) -> None:
+    """For numpy stand-ins of GPU ops: a kernel of this name was launched (what torch's profiler
+    would see). Ignored unless the numpy backend is profiling a call (--expect-path)."""
+    if _LAUNCHES:
+        _LAUNCHES[-1].append(name)
 
 
 def uninitialised(shape: Sequence[int], dtype=np.float32) -> np.ndarray:

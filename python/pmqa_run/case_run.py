@@ -13,7 +13,7 @@ import time
 import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
@@ -24,11 +24,14 @@ from pmqa_cases.logits_file import RESERVED_LOGITS_KEYS
 from .backend import SENTINEL_BITS
 from .conventions import OpOutputError
 from .envelope import traits_of
+from .floor import floor_bytes, floor_ms
+from .kernel_names import classify, judge
 
 # Metadata this runner (re)writes: stale values from the input file are dropped.
 RUNNER_KEYS = ("bench_ms", "bench_min_ms", "bench_iters", "bench_warmup", "bench_flush_bytes", "tolerance",
                "convention", "device", "runner", "logits_from", "logits_dtype", "out_row_stride", "num_sms",
-               "context_lens_passed", "relaunches", "op_kwargs", "nan", "platform", "envelope")
+               "context_lens_passed", "relaunches", "op_kwargs", "nan", "platform", "envelope", "kernels", "path",
+               "floor_bytes", "floor_ms", "floor_ratio", "copy_gbps", "floor_gate")
 
 # Two patterns the runner leaves in free memory before the first launch and the relaunch: cells of
 # an op-owned output still holding them were never written by the op.
@@ -46,7 +49,12 @@ class CaseResult:
     limit: str = ""             # unsupported: the id of the limit the case breaks
     out_path: str = ""
     bench_ms: str = ""
+    floor_ratio: str = ""       # --max-floor-ratio: median over the byte floor
+    floor_gated: bool = False   # whether the ratio was judged (the floor is at least --floor-min-mb)
+    kernel_path: str = ""       # --expect-path: the path the kernels launched mean
+    kernels: str = ""           # --expect-path: the kernels, named with what they mean
     seconds: float = 0.0
+    restart: bool = False       # the worker that ran it must not run another (a device error)
 
 
 class CaseFailed(Exception):
@@ -98,14 +106,23 @@ def relaunch_difference(first: np.ndarray, again: np.ndarray, cf: CaseFile, cont
 class CaseRunner:
     """Runs cases through one op under one convention and envelope (the settings of a pmqa_run)."""
 
-    def __init__(self, settings, convention, envelope, backend, op, options):
+    def __init__(self, settings, convention, envelope, backend, op, options, kernel_names=None,
+                 heartbeat: Callable[[], None] = lambda: None):
         self.s = settings            # the parsed command line (argparse.Namespace)
         self.convention = convention
         self.envelope = envelope
         self.backend = backend
         self.op = op
         self.options = options
+        self.kernel_names = kernel_names  # --expect-path: the kernel-name table (pmqa_run.kernel_names)
+        self.heartbeat = heartbeat   # called before every op call (a worker's per-call timeout)
         self.out_dir = Path(settings.out)
+        self._bandwidth: Optional[float] = None
+
+    def header(self) -> dict:
+        """What the run's first line says (picklable: a worker sends it to pmqa_run)."""
+        return {"backend": self.backend.describe(), "convention": self.envelope.convention,
+                "platform": self.envelope.platform, "limits": len(self.envelope.limits)}
 
     # ---- one case
     def run(self, path: Path, cf: Optional[CaseFile] = None) -> CaseResult:
@@ -139,12 +156,21 @@ class CaseRunner:
         out_bytes = 4 * cf.rows * max(cf.max_model_len, 1)
         if owns_output and s.bench:
             self.backend.poison_free_memory(out_bytes, POISON_FIRST)
+        kernels = None
         try:
-            returned = self.call(inv)
+            if s.expect_path:
+                returned, names = self.backend.profile(lambda: self.call(inv))
+                kernels = classify(names, self.kernel_names)
+            else:
+                returned = self.call(inv)
         except Exception as e:  # noqa: BLE001
             raise CaseFailed(f"the op raised {self.exc(e)}") from None
         logits, dtype = self.collect(inv, returned)
         problems: List[str] = []
+        if kernels is not None:
+            verdict = judge(kernels, s.expect_path)
+            if verdict:
+                problems.append(verdict)
         guard = inv.guard_problem()
         if guard:
             problems.append(guard)
@@ -157,9 +183,13 @@ class CaseRunner:
             def timed():
                 last[0] = self.op(*inv.args, **inv.kwargs)
 
+            def before_each():
+                self.heartbeat()
+                inv.reset()
+
             flush = s.flush_mib << 20 if s.flush_mib is not None else self.backend.default_flush_bytes()
             try:
-                times = self.backend.time_calls(timed, inv.reset, s.warmup, s.iters, flush)
+                times = self.backend.time_calls(timed, before_each, s.warmup, s.iters, flush)
                 self.backend.synchronize()
                 again_result = last[0]
                 if owns_output:  # one more launch, after the second poison, for the determinism check
@@ -177,7 +207,13 @@ class CaseRunner:
                           "bench_iters": str(s.iters), "bench_warmup": str(s.warmup),
                           "bench_flush_bytes": str(flush),
                           "relaunches": f"{launches}, {'differ' if diff else 'identical'}"})
-        nan_rule = s.nan or self.convention.nan
+        if s.max_floor_ratio is not None:
+            problems.extend(self.floor_gate(cf, contract, statistics.median(times), extra))
+        if kernels is not None:
+            extra.update({"kernels": kernels.metadata(), "path": kernels.path})
+            result.kernel_path = kernels.path
+            result.kernels = kernels.describe()
+        nan_rule = s.nan or self.convention.nan_for_path(kernels.path if kernels else None)
         tolerance = s.tolerance or recorded_tolerance(self.convention.tolerance, dtype)
         extra.update({"convention": self.convention.name, "device": self.backend.describe(), "runner": "pmqa_run",
                       "tolerance": tolerance, "logits_dtype": dtype, "nan": nan_rule,
@@ -200,14 +236,42 @@ class CaseRunner:
             raise CaseFailed(f"cannot write {out_path}: {e}") from None
         result.out_path = str(out_path)
         result.bench_ms = extra.get("bench_ms", "")
+        result.floor_ratio = extra.get("floor_ratio", "")
+        result.floor_gated = extra.get("floor_gate", "").startswith("at most")
         if problems:
             raise CaseFailed("; ".join(problems) + f" (file written: {out_path})")
 
     # ---- pieces
     def call(self, inv) -> Any:
+        self.heartbeat()
         result = self.op(*inv.args, **inv.kwargs)
         self.backend.synchronize()
         return result
+
+    def bandwidth(self) -> float:
+        """The device's copy bandwidth, bytes/s, measured once in this process."""
+        if self._bandwidth is None:
+            self.heartbeat()
+            self._bandwidth = self.backend.copy_bandwidth()
+        return self._bandwidth
+
+    def floor_gate(self, cf: CaseFile, contract: str, median_ms: float, extra) -> List[str]:
+        """--max-floor-ratio: the median time over the byte floor (pmqa_run.floor)."""
+        s = self.s
+        fb = floor_bytes(cf, contract)
+        bw = self.bandwidth()
+        fl = floor_ms(fb.total, bw)
+        ratio = median_ms / fl if fl > 0 else float("inf")
+        gated = fb.total >= s.floor_min_mb * 1e6
+        extra.update({"floor_bytes": str(fb.total), "floor_ms": f"{fl:.6g}", "floor_ratio": f"{ratio:.4g}",
+                      "copy_gbps": f"{bw / 1e9:.5g}",
+                      "floor_gate": (f"at most {s.max_floor_ratio:g}" if gated else
+                                     f"not gated: floor {fb.total / 1e6:.3g} MB below --floor-min-mb {s.floor_min_mb:g}")})
+        if gated and ratio > s.max_floor_ratio:
+            return [f"{median_ms:.4g} ms is {ratio:.3g}x the byte floor {fl:.4g} ms ({fb.describe()} at the copy "
+                    f"bandwidth measured here, {bw / 1e9:.4g} GB/s), above --max-floor-ratio {s.max_floor_ratio:g}: "
+                    f"a slow path"]
+        return []
 
     def collect(self, inv, result) -> Tuple[np.ndarray, str]:
         try:

@@ -11,15 +11,19 @@ import argparse
 import ast
 import fnmatch
 import importlib
+import json
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from pmqa_cases import CaseFileError, read_case_file
 
 from .backend import BackendError, make_backend
 from .case_run import CaseResult, CaseRunner, recorded_tolerance as _recorded_tolerance  # noqa: F401
+from .data import DataError
+from .floor import DEFAULT_FLOOR_MIN_MB, DEFAULT_MAX_FLOOR_RATIO
+from .kernel_names import load_kernel_names
+from .worker import InProcess, SetupError, WorkerPool
 from .case_run import relaunch_difference  # noqa: F401 - part of the module's interface
 from .conventions import CONVENTIONS, RunOptions
 from .envelope import Envelope, EnvelopeError, make_envelope, read_envelope_file
@@ -45,6 +49,9 @@ conventions (spec §1.4, §2, §4):
                    block_size, num_sms); contract valid-only; NORMAL layout, e4m3fn
   eager         op(q, kv_cache, weights, context_lens, block_table, max_model_len) returns logits;
                    contract clean; NORMAL layout
+  vllm-rocm     op(q, kv_cache, weights, context_lens[B], block_tables, schedule_metadata,
+                   max_model_len) returns logits: vLLM's ROCm entry and its own dispatch; contract
+                   valid-only; SHUFFLE for block_size > 1 (vLLM's writer), ROCm only
   q is torch.float8_e4m3fn or torch.float8_e4m3fnuz per the case; kv_cache is uint8
   [num_blocks, block_size, 1, D+4], a strided view of the case's [num_blocks, block_stride] bytes.
   What each library supports is the convention's envelope (fixtures/data/envelopes/<name>.json, per
@@ -133,6 +140,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--flush-mib", type=int, default=None,
                    help="--bench: MiB written between calls to flush the L2 (default: 2x the device's L2, at "
                         "least 256 MiB; numpy backend 8 MiB)")
+    p.add_argument("--expect-path", choices=("fused", "two-stage", "eager"), default=None,
+                   help="record the GPU kernels the op's first call launches (torch's profiler) and fail a case "
+                        "that launched a kernel the kernel-name table does not know, or took another path")
+    p.add_argument("--kernel-names", action="append", default=[], metavar="FILE",
+                   help="more kernel-name entries (pmqa-kernel-names/1), matched before the reviewed table "
+                        "(fixtures/data/kernel_names.json)")
+    p.add_argument("--max-floor-ratio", type=float, nargs="?", const=DEFAULT_MAX_FLOOR_RATIO, default=None,
+                   metavar="R",
+                   help=f"fail a case whose median time (--bench, implied) is more than R times its byte floor "
+                        f"(the bytes it must move at the copy bandwidth measured here; default R "
+                        f"{DEFAULT_MAX_FLOOR_RATIO:g}: fused kernels pass, a two-stage composite fails, at the "
+                        f"decode shape); the ratio is printed beside each verdict")
+    p.add_argument("--floor-min-mb", type=float, default=DEFAULT_FLOOR_MIN_MB, metavar="MB",
+                   help=f"judge the floor ratio only where the floor is at least this many MB (launch latency "
+                        f"dominates smaller cases; default {DEFAULT_FLOOR_MIN_MB:g})")
+    p.add_argument("--timeout-s", type=float, default=600.0, metavar="S",
+                   help="the longest an op call may take (a hang): the worker is killed, the case fails and a fresh "
+                        "worker takes the next one (default 600; 0: no timeout)")
+    p.add_argument("--in-process", action="store_true",
+                   help="run the cases in this process, not in a worker: no timeout, and a crash ends the run")
     p.add_argument("-v", "--verbose", action="store_true", help="print the traceback when an op raises")
     return p
 
@@ -200,6 +227,48 @@ def _selected(name: str, stem: str, globs: List[str]) -> bool:
     return not globs or any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(stem, g) for g in globs)
 
 
+def build_case_runner(args: argparse.Namespace, heartbeat: Callable[[], None] = lambda: None) -> CaseRunner:
+    """Everything that touches the device: the backend, the op, its envelope (a worker process, or
+    pmqa_run itself with --in-process). A usage error is a SetupError."""
+    try:
+        convention = CONVENTIONS[args.convention]
+        kwargs = parse_kwargs(args.op_kwarg, convention.reserved_kwargs, convention.name)
+        backend = make_backend(args.backend, args.device, args.num_sms)
+        envelope = load_envelope(convention.name, args.platform, args.envelope, backend)
+        op, module = load_callable(args.op, "--op")
+        metadata_fn = None
+        if args.metadata_fn:
+            if convention.name not in ("deepgemm", "vllm-rocm"):
+                raise UsageError(f"--metadata-fn: only the deepgemm and vllm-rocm conventions use one, not "
+                                 f"{convention.name}")
+            metadata_fn, _ = load_callable(args.metadata_fn, "--metadata-fn")
+        elif convention.name == "deepgemm":
+            metadata_fn = getattr(module, "get_paged_mqa_logits_metadata", None)
+            if not callable(metadata_fn):
+                raise UsageError(f"--op {args.op}: deepgemm needs a schedule-metadata function and "
+                                 f"{module.__name__} has no get_paged_mqa_logits_metadata; name one with "
+                                 f"--metadata-fn MODULE:FUNCTION")
+        names = load_kernel_names(args.kernel_names) if args.expect_path else None
+    except (UsageError, BackendError, DataError) as e:
+        raise SetupError(str(e)) from None
+    options = RunOptions(op_kwargs=kwargs, out_row_pad=args.out_row_pad, metadata_fn=metadata_fn)
+    return CaseRunner(args, convention, envelope, backend, op, options, names, heartbeat)
+
+
+def case_name(path: Path) -> Optional[str]:
+    """The case's name from its header (the file is not read whole here), None if unreadable."""
+    try:
+        with open(path, "rb") as f:
+            n = int.from_bytes(f.read(8), "little")
+            if n < 2 or n > (16 << 20):
+                return None
+            meta = json.loads(f.read(n).decode("utf-8")).get("__metadata__", {})
+        name = meta.get("name")
+        return name if isinstance(name, str) else None
+    except (OSError, ValueError, AttributeError, UnicodeDecodeError):
+        return None
+
+
 class Runner:
     def __init__(self, args: argparse.Namespace):
         self.args = args
@@ -209,35 +278,33 @@ class Runner:
         self.convention = CONVENTIONS[args.convention]
         if args.out_row_pad < 0:
             raise UsageError("--out-row-pad must be >= 0")
+        if args.max_floor_ratio is not None:
+            if args.max_floor_ratio <= 0:
+                raise UsageError("--max-floor-ratio must be > 0")
+            args.bench = True  # the gate judges the median time
         if args.bench and (args.iters < 1 or args.warmup < 0):
             raise UsageError("--iters must be >= 1 and --warmup >= 0")
-        kwargs = parse_kwargs(args.op_kwarg, self.convention.reserved_kwargs, self.convention.name)
+        if args.timeout_s < 0:
+            raise UsageError("--timeout-s must be >= 0 (0: no timeout)")
+        parse_kwargs(args.op_kwarg, self.convention.reserved_kwargs, self.convention.name)
         self.files = find_case_files(args.cases)
         try:
-            self.backend = make_backend(args.backend, args.device, args.num_sms)
-        except BackendError as e:
+            for path in args.envelope:
+                read_envelope_file(path)
+            for path in args.kernel_names:
+                load_kernel_names([path])
+        except (EnvelopeError, DataError) as e:
             raise UsageError(str(e)) from None
-        self.envelope = load_envelope(self.convention.name, args.platform, args.envelope, self.backend)
-        self.op, module = load_callable(args.op, "--op")
-        metadata_fn = None
-        if self.convention.name == "deepgemm":
-            if args.metadata_fn:
-                metadata_fn, _ = load_callable(args.metadata_fn, "--metadata-fn")
-            else:
-                metadata_fn = getattr(module, "get_paged_mqa_logits_metadata", None)
-                if not callable(metadata_fn):
-                    raise UsageError(f"--op {args.op}: deepgemm needs a schedule-metadata function and "
-                                     f"{module.__name__} has no get_paged_mqa_logits_metadata; name one with "
-                                     f"--metadata-fn MODULE:FUNCTION")
-        elif args.metadata_fn:
-            raise UsageError(f"--metadata-fn: only the deepgemm convention uses one, not {self.convention.name}")
-        self.options = RunOptions(op_kwargs=kwargs, out_row_pad=args.out_row_pad, metadata_fn=metadata_fn)
         self.out_dir = Path(args.out)
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise UsageError(f"--out {args.out}: cannot create the directory: {e.strerror or e}") from None
-        self.cases = CaseRunner(args, self.convention, self.envelope, self.backend, self.op, self.options)
+        try:
+            self.cases = (InProcess(args, build_case_runner) if args.in_process
+                          else WorkerPool(args, build_case_runner, args.timeout_s))
+        except SetupError as e:
+            raise UsageError(str(e)) from None
         self.results: List[CaseResult] = []
         self.status = EXIT_OK
 
@@ -248,20 +315,31 @@ class Runner:
         self.status = max(self.status, status)
 
     def run(self) -> int:
-        e = self.envelope
-        self.say(f"pmqa_run: {self.args.op} as {self.convention.name} on {self.backend.describe()}; envelope "
-                 f"{e.convention} on {e.platform} ({len(e.limits)} limit(s)); {len(self.files)} case file(s) -> "
-                 f"{self.out_dir}{' (logits only)' if self.args.logits_only else ''}")
-        for path in self.files:
-            self.run_file(path)
+        h = self.cases.header
+        where = "in this process" if self.args.in_process else \
+            f"in a worker process (--timeout-s {self.args.timeout_s:g} per call)"
+        self.say(f"pmqa_run: {self.args.op} as {self.convention.name} on {h['backend']}; envelope "
+                 f"{h['convention']} on {h['platform']} ({h['limits']} limit(s)); {len(self.files)} case file(s) -> "
+                 f"{self.out_dir}{' (logits only)' if self.args.logits_only else ''}; {where}")
+        try:
+            for path in self.files:
+                if not self.run_file(path):
+                    break
+        finally:
+            self.cases.close()
         self.summary()
-        if self.args.junit:
-            try:
-                write_junit(self.args.junit, f"pmqa_run {self.convention.name}", self.results)
-            except OSError as err:
-                self.worst(EXIT_INVALID)
-                self.say(f"pmqa_run: error: --junit {self.args.junit}: {err.strerror or err}")
+        self.write_junit()
         return self.status
+
+    def write_junit(self) -> None:
+        if not self.args.junit:
+            return
+        try:
+            write_junit(self.args.junit, f"pmqa_run {self.convention.name}", self.results)
+        except OSError as err:
+            self.worst(EXIT_INVALID)
+            self.say(f"pmqa_run: error: --junit {self.args.junit}: {err.strerror or err}")
+            self.args.junit = None
 
     def summary(self) -> None:
         count = Counter(r.status for r in self.results)
@@ -275,34 +353,46 @@ class Runner:
         if limits:
             self.say("pmqa_run: unsupported by limit: " +
                      ", ".join(f"{lid} {n}" for lid, n in sorted(limits.items(), key=lambda x: (-x[1], x[0]))))
+        if not self.args.in_process and self.cases.started > 1:
+            self.say(f"pmqa_run: {self.cases.started} worker processes (a fresh one after each fault)")
 
-    def run_file(self, path: Path) -> None:
+    def run_file(self, path: Path) -> bool:
+        """Runs one case; False when no worker can be started any more (the run stops)."""
+        name = case_name(path)
+        if name is not None and not _selected(name, path.stem, self.args.case):
+            return True
         try:
-            cf = read_case_file(path)
-        except CaseFileError as e:
-            self.record(CaseResult(str(path), path.stem, "invalid", str(e)))
-            return
-        name = cf.name or path.stem
-        if not _selected(name, path.stem, self.args.case):
-            return
-        self.record(self.cases.run(path, cf))
+            result = self.cases.run(path)
+        except SetupError as e:
+            self.record(CaseResult(str(path), name or path.stem, "failed", f"no worker could be started: {e}"))
+            self.say("pmqa_run: error: stopping: no worker process could be started")
+            return False
+        if name is None and result.status != "invalid" and not _selected(result.name, path.stem, self.args.case):
+            return True
+        self.record(result)
+        self.write_junit()  # up to date after every case: a killed run keeps what it did
+        return True
 
     def record(self, r: CaseResult) -> None:
         self.results.append(r)
         label = f"case {r.name} ({r.path})"
-        e = self.envelope
+        h = self.cases.header
         if r.status == "ok":
             bench = f"{r.bench_ms:>9} ms" if r.bench_ms else ""
-            self.say(f"ok       {r.name:<26} {r.shape:<34} {bench}  {r.out_path}")
+            ratio = f"  x{r.floor_ratio} floor{'' if r.floor_gated else ' (not gated)'}" if r.floor_ratio else ""
+            path = f"  path {r.kernel_path}" if r.kernel_path else ""
+            self.say(f"ok       {r.name:<26} {r.shape:<34} {bench}{ratio}{path}  {r.out_path}")
         elif r.status == "unsupported":
             if self.args.skip_unsupported:
-                self.say(f"SKIP     {r.name:<26} {r.shape:<34} unsupported by {e.convention} on {e.platform}: {r.message}")
+                self.say(f"SKIP     {r.name:<26} {r.shape:<34} unsupported by {h['convention']} on {h['platform']}: "
+                         f"{r.message}")
             else:
                 self.worst(EXIT_INVALID)
-                self.say(f"UNSUPPORTED {label}: {e.convention} on {e.platform}: {r.message}")
+                self.say(f"UNSUPPORTED {label}: {h['convention']} on {h['platform']}: {r.message}")
         elif r.status == "failed":
             self.worst(EXIT_OP_FAILED)
-            self.say(f"FAIL     {label}: {r.message}")
+            ratio = f" [x{r.floor_ratio} floor]" if r.floor_ratio else ""
+            self.say(f"FAIL     {label}{ratio}: {r.message}")
         else:
             self.worst(EXIT_INVALID)
             self.say(f"ERROR    {r.message}")

@@ -3,7 +3,7 @@
 The data is pmqa's, shared with the C++ library (fixtures/include/pmqa/fixtures/envelope.hpp says
 the format; `pmqa gen --fit` draws cases inside it): one file per convention,
 ``<convention>.json``, and overlays (``--envelope FILE``) that add, replace or drop limits for a new
-drop. `envelope_dir` is the one place that knows where the files are. The checks here and the C++
+drop; `envelope_dir` finds them (pmqa_run.data, the one lookup of pmqa_run's data). The checks here and the C++
 ones compute the same fields the same way; a test compares them on every case of a suite.
 
 A case outside the envelope is refused before the op is called: "unsupported", with the limit's id
@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+
+from .data import DataError, data_path
 
 SCHEMA = "pmqa-envelope/1"
 OVERLAY_SCHEMA = "pmqa-envelope-overlay/1"
@@ -39,17 +41,12 @@ class EnvelopeError(Exception):
 
 
 def envelope_dir() -> Path:
-    """The envelope files: the package's own data/envelopes (an installed package) first, then the
-    source tree this package sits in (fixtures/data/envelopes)."""
-    here = Path(__file__).resolve().parent
-    packaged = here / "data" / "envelopes"
-    if packaged.is_dir():
-        return packaged
-    in_tree = here.parents[1] / "fixtures" / "data" / "envelopes"
-    if in_tree.is_dir():
-        return in_tree
-    raise EnvelopeError(f"the envelope files are neither in {packaged} (an installed package) nor in {in_tree} "
-                        "(the source tree)")
+    """The envelope files (fixtures/data/envelopes): the package's own data/envelopes (an installed
+    package) first, then the source tree this package sits in."""
+    try:
+        return data_path("envelopes")
+    except DataError as e:
+        raise EnvelopeError(str(e)) from None
 
 
 # ============================================================================ the fields of a case

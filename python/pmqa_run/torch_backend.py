@@ -123,6 +123,56 @@ class TorchBackend(Backend):
         block = torch.full((max(nbytes, 4) // 4,), as_int, dtype=torch.int32, device=self.device)
         del block
 
+    def healthy(self) -> bool:
+        if not self.is_cuda:
+            return True
+        try:
+            torch.cuda.synchronize(self.device)
+            torch.zeros(1, device=self.device).add_(1).item()
+        except Exception:  # noqa: BLE001 - any failure means the context is gone
+            return False
+        return True
+
+    def profile(self, call):
+        from torch.profiler import ProfilerActivity, profile
+
+        activities = [ProfilerActivity.CUDA] if self.is_cuda else [ProfilerActivity.CPU]
+        with profile(activities=activities) as prof:
+            result = call()
+            self.synchronize()
+        names = []
+        for e in sorted(prof.events(), key=lambda e: e.time_range.start):
+            kind = getattr(e, "device_type", None)
+            if self.is_cuda and kind is not None and str(kind).endswith("CUDA"):
+                names.append(e.name)
+        return result, names
+
+    def copy_bandwidth(self) -> float:
+        if not self.is_cuda:
+            a = torch.ones(16 << 20, dtype=torch.uint8)
+            b = torch.empty_like(a)
+            times = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                b.copy_(a)
+                times.append(time.perf_counter() - t0)
+            return 2.0 * a.numel() / sorted(times)[len(times) // 2]
+        free, _ = torch.cuda.mem_get_info(self.device)
+        nbytes = int(min(1 << 30, free // 4)) & ~4095
+        a = torch.empty(nbytes, dtype=torch.uint8, device=self.device).fill_(1)
+        b = torch.empty_like(a)
+        times = []
+        for i in range(13):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            b.copy_(a)
+            end.record()
+            end.synchronize()
+            if i >= 3:
+                times.append(start.elapsed_time(end) * 1e-3)
+        del a, b
+        return 2.0 * nbytes / sorted(times)[len(times) // 2]
+
     def num_sms(self) -> int:
         if self._num_sms is not None:
             return self._num_sms

@@ -9,7 +9,16 @@ code or from pmqa_run), so a shared bug cannot pass both sides.
 
 from __future__ import annotations
 
+import os
+import time
+
 import numpy as np
+
+try:
+    from pmqa_run.backend import record_kernel
+except ImportError:  # the stand-ins also run without pmqa_run on the path
+    def record_kernel(name):
+        pass
 
 # ============================================================================ spec §3: fp8 decode
 
@@ -138,7 +147,17 @@ def logits_into(out, q, kv, weights, context_lens, block_table, max_model_len, *
 # ============================================================================ conventions, followed exactly
 
 
+EAGER_KERNELS = ("void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<...> >(long, ...)",
+                 "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(...)>(...)",
+                 "sm90_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_kernel__5x_cublas",
+                 "void at::native::vectorized_elementwise_kernel<4, at::native::clamp_min_scalar_kernel_impl(...)>(...)",
+                 "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, "
+                 "at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)> > >(...)")
+
+
 def eager_ok(q, kv_cache, weights, context_lens, block_table, max_model_len):
+    for name in EAGER_KERNELS:
+        record_kernel(name)
     rows = q.codes.shape[0] * q.codes.shape[1]
     out = np.empty((rows, max_model_len), dtype=np.float32)
     logits_into(out, q, kv_cache, weights, context_lens, block_table, max_model_len, tail="all")
@@ -174,6 +193,7 @@ def aiter_fused_ok(q_fp8, kv_cache, weights, out_logits, context_lens, block_tab
     batch = q_fp8.codes.shape[0]
     _ = (batch * q_fp8.codes.shape[1]) // batch  # the wrapper's split of the grid: B = 0 divides by zero
     layout = "shuffle" if Preshuffle else "normal"
+    record_kernel("_gluon_deepgemm_fp8_paged_mqa_logits_preshuffle" if Preshuffle else "_deepgemm_fp8_paged_mqa_logits")
     logits_into(out_logits, q_fp8, kv_cache, weights, context_lens, block_table, max_model_len, tail="chunk",
                 chunk=ChunkK, layout=layout, relu="clamp")
     return "cache-key"  # AITER returns a compile-cache key; the runner ignores it
@@ -197,6 +217,7 @@ def aiter_stage1_ok(q_fp8, kv_cache, weights, out_qk, context_lens, block_table,
     groups = heads // ChunkQ
     _ = out_qk.shape[0] // groups  # H < ChunkQ: no group, and the grid split divides by zero
     assert heads % ChunkQ == 0
+    record_kernel("_deepgemm_fp8_paged_mqa_logits_stage1")
     n_count = q_fp8.codes.shape[1]
     for b, e, v in per_head_values(q_fp8, kv_cache, weights, context_lens, block_table, relu="clamp"):
         for n in range(n_count):
@@ -217,6 +238,8 @@ def aiter_stage1_triton(q_fp8, kv_cache, weights, out_qk, context_lens, block_ta
 
 def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms):
     assert np.asarray(context_lens).ndim == 2, "DeepGEMM's metadata takes 2-D context_lens"
+    record_kernel("void deep_gemm::smxx_paged_mqa_logits_metadata<32u, 256u, 132u>(unsigned int, unsigned int, bool, "
+                  "unsigned int const*, unsigned int*)")
     meta = np.zeros((num_sms + 1, 2), dtype=np.int32)
     meta[:, 0] = np.arange(num_sms + 1)
     meta[0, 1] = block_kv
@@ -244,6 +267,7 @@ def deepgemm_ok(q, kv_cache, weights, context_lens, block_table, schedule_meta, 
     _deepgemm_assert(dim in (32, 64, 128), f"unsupported head_dim {dim}")
     _deepgemm_assert(kv_cache.strides[0] % 16 == 0, "kv_cache.stride(0) * kv_cache.element_size() % 16 == 0 (TMA)")
     assert schedule_meta.shape[1] == 2 and schedule_meta[0, 1] == kv_cache.shape[1]
+    record_kernel("void deep_gemm::sm90_fp8_paged_mqa_logits<64u, 2u, 128u, 64u, 4u, 128u, 256u, float>(...)")
     rows = b_count * n_count
     stride = -(-max(max_context_len, 1) // 256) * 256                 # DeepGEMM pads rows
     out = uninitialised((rows, stride))[:, :max_context_len]
@@ -402,3 +426,95 @@ def make_case(seed=1, batch=2, next_n=2, heads=4, head_dim=16, block_size=16, ma
                              name=name or f"made-{seed}", suite="pmqa_run-tests", seed=seed, producer="make_case")
     pmqa_cases.validate(cf)
     return cf
+
+
+# ============================================================================ an engine's entry (vllm-rocm)
+
+
+def _engine_entry(fused_archs, q, kv_cache, weights, context_lens, block_tables, schedule_metadata, max_model_len):
+    """An engine entry with vLLM's shape: the fused kernel for the archs its guard names, stage 1 and a
+    head sum for the others. The arch comes from PMQA_STANDIN_ARCH (the numpy backend has no device)."""
+    arch = os.environ.get("PMQA_STANDIN_ARCH", "gfx950")
+    b_count, n_count, heads, _ = q.codes.shape
+    bs = kv_cache.shape[1]
+    rows = b_count * n_count
+    if arch in fused_archs:
+        out = np.full((rows, max_model_len), np.nan, dtype=np.float32)
+        aiter_fused_ok(q, kv_cache, weights, out, context_lens, block_tables, max_model_len, Preshuffle=bs > 1,
+                       KVBlockSize=bs, ChunkK=256)
+        return out
+    record_kernel("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+                  "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)")
+    out_qk = np.full((heads, rows, max_model_len), -np.inf, dtype=np.float32)
+    aiter_stage1_ok(q, kv_cache, weights, out_qk, context_lens, block_tables, max_model_len, ChunkQ=heads)
+    record_kernel("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<"
+                  "float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)> > >(...)")
+    return out_qk.sum(0)
+
+
+def engine_entry(*args):
+    """The guard after vLLM PR 42062: gfx942 and gfx950 take the fused kernel."""
+    return _engine_entry(("gfx942", "gfx950"), *args)
+
+
+def engine_entry_forgets_gfx950(*args):
+    """The guard before PR 42062: gfx950 falls through to the two-stage path (same numbers, slower)."""
+    return _engine_entry(("gfx942",), *args)
+
+
+def launches_unknown_kernel(q, kv_cache, weights, context_lens, block_table, max_model_len):
+    record_kernel("my_new_library::paged_logits_v2<64>")
+    return eager_ok(q, kv_cache, weights, context_lens, block_table, max_model_len)
+
+
+# ============================================================================ faults (the worker's tests)
+# Each misbehaves on cases with next_n == 3 only, and is eager_ok elsewhere.
+
+
+def _faulty(q):
+    return q.codes.shape[1] == 3
+
+
+def hangs(q, *args):
+    if _faulty(q):
+        time.sleep(3600)
+    return eager_ok(q, *args)
+
+
+def device_error(q, *args):
+    if _faulty(q):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be "
+                           "asynchronously reported at some other API call")
+    return eager_ok(q, *args)
+
+
+def aborts(q, *args):
+    if _faulty(q):
+        os.abort()
+    return eager_ok(q, *args)
+
+
+def exits(q, *args):
+    if _faulty(q):
+        os._exit(3)
+    return eager_ok(q, *args)
+
+
+def slow(q, *args):
+    """eager_ok after 0.25 s of sleep: far above any byte floor."""
+    time.sleep(0.25)
+    return eager_ok(q, *args)
+
+
+def checks_earlier_outputs(q, *args):
+    """eager_ok that first checks, in PMQA_TEST_OUT, that every output written so far is complete
+    (readable as a case file) and that no temporary file is left: writes are atomic and finished
+    before the next case starts."""
+    import pmqa_cases
+    out = os.environ["PMQA_TEST_OUT"]
+    if os.path.isdir(out):
+        for name in os.listdir(out):
+            assert not name.endswith(".partial"), f"a temporary file is left: {name}"
+            if name.endswith(".safetensors"):
+                pmqa_cases.read_case_file(os.path.join(out, name))
+    return device_error(q, *args)

@@ -39,7 +39,7 @@ class Files(unittest.TestCase):
         folder = env.envelope_dir()
         self.assertEqual(folder, Path(__file__).resolve().parents[2] / "fixtures" / "data" / "envelopes")
         names = sorted(p.stem for p in folder.glob("*.json"))
-        self.assertEqual(names, ["aiter-fused", "aiter-stage1", "deepgemm", "eager"])
+        self.assertEqual(names, ["aiter-fused", "aiter-stage1", "deepgemm", "eager", "vllm-rocm"])
         for name in names:
             f = env.builtin_envelope_file(name)
             for lim in f.common + [x for s in f.platforms.values() for x in s]:

@@ -511,7 +511,7 @@ class FakeTorch(_Base):
         buf = io.StringIO()
         try:
             with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-                status = main(["--backend", "torch", "--device", "cpu", "--op", op, "--convention", convention,
+                status = main(["--backend", "torch", "--device", "cpu", "--in-process", "--op", op, "--convention", convention,
                                "--cases", str(_state["quick"]), "--out", str(out), "--skip-unsupported",
                                "--tolerance", "fp32", *extra])
         finally:

@@ -28,6 +28,10 @@ class Convention:
     reserved_kwargs: Tuple[str, ...] = ()  # keyword arguments the convention derives from the case
     owns_output = False         # True: the op allocates the logits it returns (no caller buffer, no guards)
 
+    def nan_for_path(self, path: Optional[str]) -> str:
+        """The NaN behaviour of what ran (--expect-path knows the path; None: it was not recorded)."""
+        return self.nan
+
     def chunk_q(self, cf: CaseFile, options: RunOptions) -> Optional[int]:
         """The ChunkQ the call passes (the envelope's chunk_q field), or None when it passes none."""
         return None
