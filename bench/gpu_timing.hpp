@@ -71,7 +71,7 @@ __global__ void l2_read_flush_kernel(const uint4* p, std::size_t n, unsigned* si
 // Passes a buffer larger than L2 through it so the next launch reads its inputs from HBM. The
 // benchmark's flush overwrites it (as DeepGEMM's tests do, with a zero-fill), which leaves L2 full
 // of dirty lines the next launch writes back as it reads; by_reads reads it instead, leaving clean
-// lines: the dirty lines cost a decode launch of fused-mma ~2.3 us, 8 % (fused-mma-notes.md).
+// lines: the dirty lines cost a decode launch of fused-mma ~2.3 us, 8 % (bench/results/notes.md).
 struct L2Flusher {
   HipBackend& be;
   std::size_t bytes;

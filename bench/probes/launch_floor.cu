@@ -8,7 +8,7 @@
 //   of 1, 2 or 3 dependent loads (context lengths -> block table -> key block, fused-mma's order),
 //   every CTA reading the same first line as fused-mma's CTAs do.
 // The differences between rows are the floor a kernel of this shape cannot go below
-// (bench/results/fused-mma-notes.md, "The launch floor").
+// (bench/results/notes.md, "The decode shape and its floors").
 //
 //   pmqa_probe_launch_floor [--reps N]
 #include <hip/hip_runtime.h>

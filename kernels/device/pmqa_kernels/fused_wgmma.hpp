@@ -4,7 +4,7 @@
 // output contract, same work split, same stage layout family as fused_mma.hpp; the host executor
 // runs it with the instruction emulated.
 //
-// Structure (measured choices: tuning.hpp, bench/results/fused-mma-notes.md):
+// Structure (measured choices: tuning.hpp, bench/results/notes.md):
 // - A persistent grid of single-warpgroup CTAs (5 per SM, 3 for 128 rows): every warpgroup takes
 //   a contiguous share of the launch's live chunks (chunk_work.hpp: equal in chunks plus
 //   Config::kSwitchWeight per sequence switch) and streams them

@@ -20,7 +20,7 @@ struct NoProbe {
 };
 
 // The wgmma kernel's tunables as shipped (measured on an H200 at the DeepSeek-V3.2 decode shape;
-// bench/results/fused-mma-notes.md has the runs).
+// bench/results/notes.md has the runs).
 struct WgmmaShipped {
   // Shares are equal in chunks plus this many per sequence switch (chunk_work.hpp, find_share): a
   // CTA whose part starts a new sequence reloads its q tile and rows, about 2 us or 2.7 chunks, and

@@ -1,7 +1,7 @@
 // Hopper's warpgroup tensor-core instruction as fused-mma's wgmma kernel issues it:
 // wgmma.mma_async m64n64k32, fp8 e4m3 x e4m3 -> fp32, both operands read from shared memory.
 // sm_90 has no fp8 mma.sync (ptxas lowers it to conversions and f16 HMMA, see
-// bench/results/fused-mma-notes.md); wgmma is its native fp8 instruction. It exists only in code
+// bench/results/notes.md); wgmma is its native fp8 instruction. It exists only in code
 // built for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL); everywhere else (the host executor, other GPUs)
 // every thread computes its own accumulator entries from shared memory, so the kernel's operand
 // layout and fragment indexing run, and are checked, in CI.
