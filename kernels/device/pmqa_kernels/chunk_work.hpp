@@ -29,7 +29,8 @@ PMQA_DEV std::int32_t chunks_of(std::int32_t keys) { return keys > 0 ? (keys + k
 // Chunk c of sequence b, which has `chunks` live chunks (`keys` live keys). 32-bit throughout:
 // the host API bounds a launch's output cells below 2^36 (run_path.hpp), so its live chunks, and
 // every chunk number below, stay under 2^31 (64-bit cursors cost fused-mma's prologue and loop
-// twice the instructions, notes v9).
+// twice the instructions: the 64-bit share and seek were 525 of the wgmma kernel's 1,240 prologue
+// instructions a warp).
 struct ChunkCursor {
   std::int32_t b = 0, c = 0, chunks = 0, keys = 0;
 };
@@ -55,10 +56,12 @@ inline constexpr int kShareGroup = kChunkWarp * kSharePerLane;
 
 // The live chunks of a group of 128 sequences, g + 32u + lane in lane `lane`'s c[u]: each load
 // instruction of the warp reads one 128-byte line of context lengths (every CTA of the grid reads
-// the same lines at once, so requests count more than bytes: notes v9b), and scanned over the
-// lanes per u (incl[u]; tot[u] the 32 sequences' sum).
-// With a switch weight kW > 0 (notes v16) the counts are weighted: a live sequence counts kW
-// chunks more (its switch), and live_* count the live sequences (for the real offsets).
+// the same lines at once, so requests count more than bytes: with 4 contiguous sequences per lane,
+// 8 line requests per warp and pass, the share was known at 3.07 us after entry instead of 2.56 on
+// the H200), and scanned over the lanes per u (incl[u]; tot[u] the 32 sequences' sum).
+// With a switch weight kW > 0 (tuning.hpp says why the wgmma kernel uses 3) the counts are
+// weighted: a live sequence counts kW chunks more (its switch), and live_* count the live sequences
+// (for the real offsets).
 struct ShareGroup {
   std::uint32_t c[kSharePerLane], incl[kSharePerLane], tot[kSharePerLane];
   std::uint32_t sum = 0;
@@ -75,7 +78,8 @@ PMQA_DEV std::uint32_t lane_scan(std::uint32_t x, int lane) {
 }
 // The 4 context-length loads are independent and unconditional (sequences past the batch read
 // the last one and count 0), so they are in flight together: behind a branch or a loop over the
-// launch's rows each, they went out one after another, a DRAM round trip each (notes v9c).
+// launch's rows each, they went out one after another, a DRAM round trip each (the share was
+// known 0.5 us later on the H200).
 template <class Hooks, std::uint32_t kW>
 PMQA_DEV ShareGroup load_share_group(const LogitsParams& p, std::int64_t g, int lane) {
   ShareGroup s{};
@@ -159,7 +163,8 @@ PMQA_DEV SharePoint locate_in_group(const LogitsParams& p, const ShareGroup& grp
 // Positions v[0..kN) in one pass over the groups (a batch of up to 128 sequences is one group,
 // still loaded in grp): pt[0] gets its cursor (a part's first chunk), the others only their count.
 // One pass, not a search per position: the prologue's code runs cold, its instructions fetched
-// behind the first key copies, and v16's second search cost ~0.5 us before the first copies.
+// behind the first key copies, and a second search for a part's end cost ~0.5 us before the first
+// copies (the share known 2.96 us after entry against 2.71 with one pass, on the H200).
 template <class Hooks, std::uint32_t kW, int kN>
 PMQA_DEV void find_points(const LogitsParams& p, ShareGroup& grp, const std::uint32_t (&v)[kN], SharePoint (&pt)[kN],
                           int lane) {
@@ -196,7 +201,7 @@ PMQA_DEV void find_points(const LogitsParams& p, ShareGroup& grp, const std::uin
 // Unit `unit` of `units`' share: a contiguous part of the launch's live chunks, computed alike by
 // every lane of the calling warp. Up to 128 sequences take one memory round trip and no 64-bit
 // arithmetic; longer batches read their context lengths twice (the count, then the seek).
-// kW = 0: the parts are equal in chunks. kW > 0 (notes v16): equal in chunks plus kW per
+// kW = 0: the parts are equal in chunks. kW > 0 (tuning.hpp): equal in chunks plus kW per
 // sequence switch, so a unit whose part starts a new sequence (its q tile reloaded, ~2 us on the
 // H200) gets kW chunks fewer; the part's end is then located too, in the same pass.
 template <class Hooks, std::uint32_t kW>
@@ -244,7 +249,8 @@ PMQA_DEV void next_chunk(const LogitsParams& p, ChunkCursor& k) {
 // its wgmma kernel), `threads` threads of a unit storing consecutive cells. The wgmma kernel runs
 // it before its main loop, where the stores overlap the first copies. 32-bit, like the cursors
 // (rows * pieces < 2^36 / 1024); short code matters as much as few instructions here: it runs
-// once, cold, with its instructions fetched behind the first key copies (notes v9).
+// once, cold, with its instructions fetched behind the first key copies (the prologue drew 40 %
+// of the wgmma kernel's stall samples on the H200, half of them waiting for instructions).
 inline constexpr int kTailPiece = 1024;
 template <class Hooks>
 PMQA_DEV void fill_dead_tails(const LogitsParams& p, std::uint32_t unit, std::uint32_t units, int thread, int threads) {

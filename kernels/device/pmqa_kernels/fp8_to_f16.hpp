@@ -3,9 +3,10 @@
 // of two f16 values are exact in fp32: decoding to f16 loses nothing.
 //
 // Why f16 and not fp8 mma.sync: on sm_90 ptxas lowers mma.sync.m16n8k32 with e4m3 operands to
-// F2FP conversions of both operands plus two HMMA.16816 and four FADDs per call (SASS of v4:
-// 128 HMMA, 0 QMMA, 320 F2FP); fused-mma reuses q across every chunk, so decoding it to f16
-// once and issuing HMMA directly removes most of that work.
+// F2FP conversions of both operands plus two HMMA.16816 and four FADDs per call (the SASS of
+// fused-mma's kernel when it issued fp8 mma.sync: 128 HMMA, 0 QMMA, 320 F2FP); fused-mma reuses
+// q across every chunk, so decoding it to f16 once and issuing HMMA directly removes most of that
+// work.
 #pragma once
 
 #include "pmqa_kernels/hip_compat.hpp"

@@ -2,7 +2,8 @@
 // as fused-mma's wgmma kernel uses them: one thread copies a whole 64-key chunk (8 KB, written in
 // the tensor cores' 128-byte swizzle by the copy engine itself) and its 256 bytes of scales, and
 // the warpgroup waits on the stage's barrier. The 128 threads then spend no instruction on
-// addresses or copies (the cp.async form took ~90 of a warp's ~300 per chunk; notes v7).
+// addresses or copies (the cp.async form took ~90 of a warp's ~300 instructions per chunk on the
+// H200).
 //
 // On sm_90a (PMQA_WGMMA) these are the PTX instructions. Everywhere else (the host executor) they
 // are emulated: the copy happens at once, byte for byte as the hardware places it, and the
