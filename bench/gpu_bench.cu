@@ -30,7 +30,7 @@
 #include "pmqa/kernels/detail/hip_backend.hpp"
 #include "pmqa/kernels/detail/run_path.hpp"
 #include "gpu_timing.hpp"
-#include "pmqa_kernels/mma_nv.hpp"
+#include "pmqa_kernels/arch/nv_mma_sync.hpp"
 #include "pmqa/reference/compare.hpp"
 
 namespace {

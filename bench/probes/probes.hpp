@@ -1,11 +1,11 @@
-// The measurement probes of the fused-mma wgmma kernel (tuning.hpp's Probe seam): ablations that
+// The measurement probes of the fused-mma wgmma kernel (fused_mma/tuning.hpp's Probe seam): ablations that
 // leave one stage out to time what it costs (the output is then wrong by design), and the tunings
 // a probe runs the kernel under. Production runs kdev::Shipped, whose probe does nothing.
 #pragma once
 
 #include <cstdint>
 
-#include "pmqa_kernels/tuning.hpp"
+#include "pmqa_kernels/fused_mma/tuning.hpp"
 
 namespace pmqa::probes {
 

@@ -34,7 +34,7 @@
 
 #include "pmqa/kernels/detail/hip_backend.hpp"
 #include "gpu_timing.hpp"
-#include "pmqa_kernels/tma_nv.hpp"
+#include "pmqa_kernels/arch/nv_tma.hpp"
 
 namespace {
 

@@ -130,7 +130,7 @@ Stamps timed(Launch&& launch, L2Flusher& flusher, int reps) {
 }
 
 // Which of each CTA's chunks start a new sequence (its q tile reloaded), from the kernel's split
-// of the live chunks (chunk_work.hpp, find_share): the launch laid out sequence by sequence as
+// of the live chunks (schedule/chunk_work.hpp, find_share): the launch laid out sequence by sequence as
 // `weight` switch slots then the sequence's chunks, cut into equal contiguous parts; a part
 // takes the chunk slots inside it. A part's first chunk is loaded in the prologue, not switched to.
 std::vector<std::vector<bool>> sequence_starts(const std::vector<std::int64_t>& chunks_per_seq, int ctas, std::uint32_t weight) {

@@ -3,8 +3,9 @@
 // without kernels.gfx942.expected.txt changing with it. On gfx942 the FNUZ instances must decode
 // with the hardware (v_cvt_f32_fp8) and fused-mfma's must multiply with it
 // (v_mfma_f32_16x16x32_fp8_fp8); the OCP instances cannot (gfx942's fp8 is FNUZ only).
-#include "pmqa_kernels/fused_mfma.hpp"
-#include "pmqa_kernels/two_stage.hpp"
+#include "pmqa_kernels/fused_mfma/kernel.hpp"
+#include "pmqa_kernels/fused_scalar/kernel.hpp"
+#include "pmqa_kernels/two_stage/kernel.hpp"
 
 namespace pmqa::kdev {
 

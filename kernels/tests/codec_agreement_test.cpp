@@ -8,9 +8,9 @@
 
 #include "pmqa/reference/fp8.hpp"
 #include "pmqa/reference/kv_cache.hpp"
-#include "pmqa_kernels/fp8_to_f16.hpp"
-#include "pmqa_kernels/fp8.hpp"
-#include "pmqa_kernels/kv_index.hpp"
+#include "pmqa_kernels/arch/fp8_to_f16.hpp"
+#include "pmqa_kernels/common/fp8.hpp"
+#include "pmqa_kernels/common/kv_index.hpp"
 
 namespace pmqa {
 namespace {

@@ -1,4 +1,4 @@
-// fused-mma's work split reads context lengths in groups of 128 sequences (chunk_work.hpp): one
+// fused-mma's work split reads context lengths in groups of 128 sequences (schedule/chunk_work.hpp): one
 // group stays in registers, more are read twice. 300 sequences (three groups, the last partial),
 // every seventh with no valid key, lengths from 1 key to 5 chunks: split over the host's few
 // CTAs, shares start in every group, on sequence switches and inside sequences.

@@ -1,4 +1,4 @@
-// fused-mma's work split at other switch weights than its kernels' own (tuning.hpp: the wgmma
+// fused-mma's work split at other switch weights than its kernels' own (fused_mma/tuning.hpp: the wgmma
 // kernel's 3, the mma.sync kernel's 0): the shares are equal in chunks plus W per sequence switch,
 // so a unit whose part starts a new sequence takes fewer chunks. However the weights fall, the parts must still cover every live chunk: a chunk no part
 // takes leaves its cells poisoned, and the compare fails there (a planted gap, one unit's part a
@@ -14,7 +14,7 @@
 namespace pmqa {
 namespace {
 
-// Both fused-mma kernels' shares at weight kW (tuning.hpp's Shipped otherwise).
+// Both fused-mma kernels' shares at weight kW (fused_mma/tuning.hpp's Shipped otherwise).
 template <std::uint32_t kW>
 struct SwitchWeight : kdev::Shipped {
   struct Wgmma : kdev::WgmmaShipped {

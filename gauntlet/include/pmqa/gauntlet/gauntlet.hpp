@@ -9,7 +9,7 @@
 //   }
 //
 // Kernel mutants are the real kernels run by the real run_path on the host executor with one Hooks
-// function replaced (pmqa_kernels/hooks.hpp); dispatch mutants are policies injected through
+// function replaced (pmqa_kernels/common/faults.hpp); dispatch mutants are policies injected through
 // pmqa::dispatch::Policy; checker mutants replace the comparison; the CI mutant is a job whose
 // device is not the arch it claims.
 #pragma once

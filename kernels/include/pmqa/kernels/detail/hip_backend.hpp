@@ -12,7 +12,7 @@
 #include "pmqa/kernels/executor.hpp"
 #include "pmqa/kernels/toolchain/hip_check.hpp"
 #include "pmqa/kernels/detail/key_map_nv.hpp"
-#include "pmqa_kernels/tma_nv.hpp"
+#include "pmqa_kernels/arch/nv_tma.hpp"
 
 namespace pmqa::kernels::detail {
 

@@ -34,7 +34,7 @@ class HostBackend {
   bool has_fp8_mfma(Fp8Format) const noexcept { return options_.warp_size == 64; }
   // ... and Hopper's wgmma (a warpgroup of 4 warps of 32).
   bool has_wgmma() const noexcept { return options_.warp_size == 32; }
-  // The wgmma kernel's tensor map of the keys, in the emulation's encoding (tma_nv.hpp).
+  // The wgmma kernel's tensor map of the keys, in the emulation's encoding (arch/nv_tma.hpp).
   std::optional<kdev::KeyMap> key_map(const kdev::KeyMapFields& f) const { return kdev::host_key_map(f); }
   // What `automatic` picks: fused-mma at wave 32 (its emulation is CI's cover of that kernel); at
   // wave 64 the portable kernel, the one the host's mutation tests exercise (fused-mfma on request).

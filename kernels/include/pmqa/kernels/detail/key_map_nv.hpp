@@ -1,4 +1,4 @@
-// The wgmma kernel's tensor map of the keys (pmqa_kernels/tma_nv.hpp) as the NVIDIA driver encodes
+// The wgmma kernel's tensor map of the keys (pmqa_kernels/arch/nv_tma.hpp) as the NVIDIA driver encodes
 // it. HIP has no tensor maps: on NVIDIA, HIP is CUDA underneath, and the driver's encoder is
 // reached through the runtime's entry-point query, so nothing links libcuda directly. GPU
 // translation units only; elsewhere there is no map (the kernel then copies with cp.async).
@@ -6,7 +6,7 @@
 
 #include <optional>
 
-#include "pmqa_kernels/tma_nv.hpp"
+#include "pmqa_kernels/arch/nv_tma.hpp"
 
 #if defined(__HIP_PLATFORM_NVIDIA__)
 #include <cuda.h>
@@ -17,7 +17,7 @@
 namespace pmqa::kernels::detail {
 
 // The map of f's cache: (d 128 bytes, token block_size, block) with strides (1, 128,
-// block_stride), copied in boxes of 128 x 64 x 1, 128-byte swizzled. nullopt where the driver has
+// block_stride), copied in boxes of 128 x box_rows x 1, 128-byte swizzled. nullopt where the driver has
 // no encoder or refuses the geometry.
 inline std::optional<kdev::KeyMap> encode_key_map(const kdev::KeyMapFields& f) {
 #if defined(__HIP_PLATFORM_NVIDIA__)
@@ -30,10 +30,10 @@ inline std::optional<kdev::KeyMap> encode_key_map(const kdev::KeyMapFields& f) {
   }();
   if (encode == nullptr) return std::nullopt;
   static_assert(sizeof(CUtensorMap) == sizeof(kdev::KeyMap) && alignof(kdev::KeyMap) >= alignof(CUtensorMap));
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(kdev::kChunkRowBytes), static_cast<cuuint64_t>(f.block_size),
-                              static_cast<cuuint64_t>(f.blocks)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(kdev::kChunkRowBytes), static_cast<cuuint64_t>(f.block_stride)};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(kdev::kChunkRowBytes), static_cast<cuuint32_t>(kdev::kChunkKeys), 1};
+  constexpr auto kRow = static_cast<cuuint64_t>(kdev::Swizzle128::kRowBytes);
+  const cuuint64_t dims[3] = {kRow, static_cast<cuuint64_t>(f.block_size), static_cast<cuuint64_t>(f.blocks)};
+  const cuuint64_t strides[2] = {kRow, static_cast<cuuint64_t>(f.block_stride)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(kRow), static_cast<cuuint32_t>(f.box_rows), 1};
   const cuuint32_t steps[3] = {1, 1, 1};
   kdev::KeyMap map;
   const CUresult r = encode(reinterpret_cast<CUtensorMap*>(&map), CU_TENSOR_MAP_DATA_TYPE_UINT8, 3,

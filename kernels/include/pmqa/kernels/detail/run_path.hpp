@@ -1,6 +1,6 @@
 // How a path runs, written once for every executor: a Backend (host fibers or HIP) supplies
 // memory, copies and launches; Hooks pick the kernels' indexing (Faithful in production, a mutant
-// in detection tests); Tuning the fused-mma kernels' tunables and probe (tuning.hpp: Shipped in
+// in detection tests); Tuning the fused-mma kernels' tunables and probe (fused_mma/tuning.hpp: Shipped in
 // production, a probe in bench/probes/). Included by the host executor (g++) and the GPU executor
 // (nvcc / hipcc).
 #pragma once
@@ -15,10 +15,11 @@
 #include <vector>
 
 #include "pmqa/kernels/executor.hpp"
-#include "pmqa_kernels/fused_mfma.hpp"
-#include "pmqa_kernels/fused_mma.hpp"
-#include "pmqa_kernels/fused_wgmma.hpp"
-#include "pmqa_kernels/two_stage.hpp"
+#include "pmqa_kernels/fused_mfma/kernel.hpp"
+#include "pmqa_kernels/fused_scalar/kernel.hpp"
+#include "pmqa_kernels/fused_mma/mma_sync.hpp"
+#include "pmqa_kernels/fused_mma/wgmma.hpp"
+#include "pmqa_kernels/two_stage/kernel.hpp"
 
 namespace pmqa::kernels::detail {
 
@@ -43,7 +44,7 @@ class DeviceArray {
   T* ptr_ = nullptr;
 };
 
-// A persistent fused-mma grid of `blocks` CTAs of `units_per_block` share units (chunk_work.hpp)
+// A persistent fused-mma grid of `blocks` CTAs of `units_per_block` share units (schedule/chunk_work.hpp)
 // each, capped so the units' 32-bit share arithmetic stays exact.
 inline std::int64_t share_units(std::int64_t blocks, std::int64_t units_per_block) {
   return std::max<std::int64_t>(1, std::min<std::int64_t>(blocks, kdev::kMaxShareUnits / units_per_block));
@@ -54,7 +55,7 @@ inline void check_supported(const Case& c) {
     throw KernelError("head_dim = " + std::to_string(c.head_dim) + " is not supported by the kernels (32, 64 or 128)");
   if (c.batch > 65535) throw KernelError("batch = " + std::to_string(c.batch) + " exceeds the grid's y limit 65535");
   // 2^36 output cells (256 GiB of fp32) is past any GPU's memory; below it the kernels number a
-  // launch's chunks and -inf pieces in 32 bits (chunk_work.hpp).
+  // launch's chunks and -inf pieces in 32 bits (schedule/chunk_work.hpp).
   if (c.max_model_len > 0 && c.rows() > ((std::int64_t{1} << 36) - 1) / c.max_model_len)  // rows * cells >= 2^36
     throw KernelError("B*N x max_model_len = " + std::to_string(c.rows()) + " x " + std::to_string(c.max_model_len) +
                       " output cells exceed the kernels' limit of 2^36");
@@ -73,7 +74,7 @@ void with_instance(const Case& c, F&& f) {
 }
 
 // Why a case cannot take a matrix-unit variant (fused-mma, fused-mfma) on this backend, or ""
-// when it can. Both take the same shapes (key_chunks.hpp).
+// when it can. Both take the same shapes (fused_mfma/key_chunks.hpp).
 inline std::string matrix_unfit(const Case& c, const std::string& kernel, bool backend_has_it, const char* needs) {
   if (!backend_has_it) return "the executor has no " + std::string(needs);
   if (c.head_dim != kdev::kMmaD) return kernel + " takes head_dim 128 (got " + std::to_string(c.head_dim) + ")";
@@ -172,7 +173,7 @@ class PreparedRun {
     if (c.layout != KvLayout::normal || c.block_size % kdev::kChunkKeys != 0 || c.block_stride % 16 != 0 || base % 16 != 0 ||
         blocks < 1 || blocks > std::numeric_limits<std::int32_t>::max())
       return;
-    if (const auto map = be_.key_map({kv_.get(), c.block_stride, c.block_size, blocks})) {
+    if (const auto map = be_.key_map({kv_.get(), c.block_stride, c.block_size, blocks, kdev::kChunkKeys})) {
       key_map_ = *map;
       p_.key_tma = 1;
     }

@@ -64,7 +64,7 @@
 // matrix-unit kernels' ~50 KB of shared arrays times their instantiations that passed 8 MB and
 // overflowed 8 MB thread stacks. PMQA_SHARED asks the worker running the block for a buffer
 // instead (one per declaration, kept for later blocks; contents at block start unspecified, as on
-// a GPU). pmqa's kernels use it (pmqa_kernels/hip_compat.hpp maps it to __shared__ on GPUs).
+// a GPU). pmqa's kernels use it (pmqa_kernels/common/hip_compat.hpp maps it to __shared__ on GPUs).
 #define PMQA_SHARED(type, name, dims)                                                              \
   static const char name##_pmqa_shared_tag = 0;                                                   \
   type(&name) dims = *static_cast<type(*) dims>(                                                  \

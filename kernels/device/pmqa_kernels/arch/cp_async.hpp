@@ -3,7 +3,7 @@
 // the copy happens at once and the commit/wait calls do nothing: same results, no overlap.
 #pragma once
 
-#include "pmqa_kernels/hip_compat.hpp"
+#include "pmqa_kernels/common/hip_compat.hpp"
 
 #if !defined(PMQA_DEVICE_BUILD)
 #include <cstring>

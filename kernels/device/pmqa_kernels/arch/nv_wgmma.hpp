@@ -7,14 +7,15 @@
 // layout and fragment indexing run, and are checked, in CI.
 //
 // Operands (K-major, 128-byte swizzle): a 64-row tile of 128-byte rows, 1024-byte aligned, row r's
-// 16-byte segment s stored at segment s ^ (r & 7) (chunk_copy.hpp's Swizzle128). A = 64 keys x
+// 16-byte segment s stored at segment s ^ (r & 7) (arch/nv_swizzle.hpp's Swizzle128). A = 64 keys x
 // 32 bytes of d, B = 64 query rows x the same 32 bytes; k-step `ks` reads bytes [32ks, 32ks+32).
 // Accumulator (per thread of the warpgroup; warp w, lane = 4g + t):
 //   d[i] -> D[16w + g + 8*((i>>1)&1)][8*(i>>2) + 2t + (i&1)]   (row = key, column = query row)
 #pragma once
 
-#include "pmqa_kernels/chunk_copy.hpp"
-#include "pmqa_kernels/fp8.hpp"
+#include "pmqa_kernels/arch/nv_swizzle.hpp"
+#include "pmqa_kernels/common/bytes.hpp"
+#include "pmqa_kernels/common/fp8.hpp"
 
 PMQA_KDEV_BEGIN
 

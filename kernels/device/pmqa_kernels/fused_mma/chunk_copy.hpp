@@ -8,13 +8,14 @@
 // - PairSwizzle (fused-mma's mma.sync kernel): segment s at s ^ (r & 1). Lane (g, t) reads a row's
 //   segments 2t and 2t+1 for rows g and g+8; each 128-bit load phase (rows g and g+1) then covers 8
 //   different 16-byte bank groups.
-// - Swizzle128 (the wgmma kernel): segment s at s ^ (r & 7), the tensor cores' 128-byte swizzle for
-//   K-major operands (wgmma_nv.hpp), which reads the stage as the instruction's A operand directly.
+// - Swizzle128 (the wgmma kernel; arch/nv_swizzle.hpp): segment s at s ^ (r & 7), the tensor cores'
+//   128-byte swizzle for K-major operands, which reads the stage as the instruction's A operand directly.
 #pragma once
 
-#include "pmqa_kernels/async_copy.hpp"
-#include "pmqa_kernels/bytes.hpp"
-#include "pmqa_kernels/chunk_work.hpp"
+#include "pmqa_kernels/arch/cp_async.hpp"
+#include "pmqa_kernels/arch/nv_swizzle.hpp"
+#include "pmqa_kernels/common/bytes.hpp"
+#include "pmqa_kernels/schedule/chunk_work.hpp"
 
 #include <type_traits>
 
@@ -30,9 +31,9 @@ struct ChunkStage {
 struct PairSwizzle {
   static PMQA_DEV int segment(int r, int s) { return r * kChunkRowBytes + 16 * (s ^ (r & 1)); }
 };
-struct Swizzle128 {
-  static PMQA_DEV int segment(int r, int s) { return r * kChunkRowBytes + 16 * (s ^ (r & 7)); }
-};
+static_assert(Swizzle128::kRowBytes == kChunkRowBytes, "the wgmma stage's rows are the swizzle's");
+inline constexpr int kChunkKeyBytes = kChunkKeys * kChunkRowBytes;  // 8 KB of keys per chunk
+inline constexpr int kChunkScaleBytes = kChunkKeys * 4;             // and 256 bytes of scales
 
 // Byte offset of key r's segment s (16 bytes) in a fused-mma stage.
 PMQA_DEV int stage_segment(int r, int s) { return PairSwizzle::segment(r, s); }

@@ -1,7 +1,7 @@
 // The fused path on AMD matrix cores (fp8 v_mfma_f32_16x16x32_fp8_fp8, fp32 accumulate): variant
 // "fused-mfma", for gfx942 (FNUZ) and gfx950 (OCP) with data in the arch's own format. Same output
 // contract as the portable fused kernel; the host executor runs it with the instruction emulated
-// (mma_amd.hpp) at wave 64.
+// (arch/amd_mfma.hpp) at wave 64.
 //
 // The structure fused-mma had at d633326 (keys as M, a CTA walking 8 chunks;
 // bench/results/notes.md), on a wave of 64: keys are M. For 16 keys a wave computes S^T = K q^T
@@ -9,7 +9,7 @@
 // 16 query rows (m = n*H + h). Each lane holds 4 keys x 1 row of the result,
 // folds w[h] * relu(s * S) into 4 running sums over the n-tiles of one n, and 4 shuffles across the
 // 16 lanes of a row group finish a key. A CTA of 4 waves walks 8 chunks of 64 keys (wave w: keys
-// 16w..16w+15 of each chunk) through the shared key stages of key_chunks.hpp. (fused-mma has since
+// 16w..16w+15 of each chunk) through the shared key stages of fused_mfma/key_chunks.hpp. (fused-mma has since
 // moved to persistent warps and f16 tensor cores, 0.1006 -> 0.0662 ms at the decode shape on the
 // H200; this kernel has not been run on AMD hardware, so it keeps the structure it was written
 // with until it can be measured there.)
@@ -18,8 +18,8 @@
 // v_mfma_f32_16x16x32_fp8_fp8 in the FNUZ instances) and runs it on the host executor.
 #pragma once
 
-#include "pmqa_kernels/key_chunks.hpp"
-#include "pmqa_kernels/mma_amd.hpp"
+#include "pmqa_kernels/fused_mfma/key_chunks.hpp"
+#include "pmqa_kernels/arch/amd_mfma.hpp"
 
 PMQA_KDEV_BEGIN
 

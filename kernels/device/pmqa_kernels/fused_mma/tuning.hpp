@@ -1,11 +1,11 @@
 // The fused-mma kernels' tunables, and the seam a measurement probe plugs into. The defaults are
 // what ships; bench/probes/ defines the probes (ablations, the timeline) and tests define other
-// tunables. Faithful (hooks.hpp) holds faults only: what a mutant may change.
+// tunables. Faithful (common/faults.hpp) holds faults only: what a mutant may change.
 #pragma once
 
 #include <cstdint>
 
-#include "pmqa_kernels/params.hpp"
+#include "pmqa_kernels/common/params.hpp"
 
 PMQA_KDEV_BEGIN
 
@@ -15,14 +15,14 @@ struct NoProbe {
   static constexpr bool kSkipKeyLoads = false;  // no key copies: compute on whatever the stage holds
   static constexpr bool kSkipMma = false;       // no tensor-core instructions
   static constexpr bool kSkipEpilogue = false;  // no scale/relu/weight fold and no row reduction
-  // The wgmma kernel passes each of its WgMark points (fused_wgmma.hpp) through here.
+  // The wgmma kernel passes each of its WgMark points (fused_mma/wgmma.hpp) through here.
   static PMQA_DEV void mark(int /*point*/) {}
 };
 
 // The wgmma kernel's tunables as shipped (measured on an H200 at the DeepSeek-V3.2 decode shape;
 // bench/results/notes.md has the runs).
 struct WgmmaShipped {
-  // Shares are equal in chunks plus this many per sequence switch (chunk_work.hpp, find_share): a
+  // Shares are equal in chunks plus this many per sequence switch (schedule/chunk_work.hpp, find_share): a
   // CTA whose part starts a new sequence reloads its q tile and rows, about 2 us or 2.7 chunks, and
   // each such CTA added 0.5-0.8 us to its SM's mean end. 3 was the best of 0-3 timed in one binary:
   // -1.0 % / -1.7 % against 0 at next_n 1 / 2.

@@ -1,15 +1,15 @@
 // The fused path on NVIDIA tensor cores (mma.sync m16n8k16 on fp8 decoded to f16, fp32
 // accumulate): variant "fused-mma". Same output contract as the portable fused kernel; the host
-// executor runs it with the instructions emulated (mma_nv.hpp) at wave size 32.
+// executor runs it with the instructions emulated (arch/nv_mma_sync.hpp) at wave size 32.
 //
 // Structure (since 6dd044f: 0.0662 ms at the decode shape on the H200 against 0.1006 for a CTA
 // walking 8 chunks in series; bench/results/notes.md has the designs it replaced and why):
 // - A persistent grid: every warp takes an equal contiguous share of the launch's live chunks
-//   (chunk_work.hpp) and streams them through its own ring of shared-memory stages (cp.async, two
+//   (schedule/chunk_work.hpp) and streams them through its own ring of shared-memory stages (cp.async, two
 //   chunks in flight while it computes on a third). Warps never wait for each other: the only
 //   barriers are __syncwarp.
 // - f16 tensor cores (mma.sync m16n8k16, fp32 accumulate) on fp8 decoded to f16, which is exact
-//   (fp8_to_f16.hpp; on sm_90 the fp8 mma.sync is itself lowered to f16 HMMA plus conversions).
+//   (arch/fp8_to_f16.hpp; on sm_90 the fp8 mma.sync is itself lowered to f16 HMMA plus conversions).
 // - Keys are M: for 16 keys the warp computes S^T = K Q^T, A = the keys, B = q^T per n-tile of 8
 //   query rows. The launch's q rows (64 per group) live in registers as f16 B fragments, decoded
 //   once per sequence; a 16-key tile's A fragments are four 128-bit shared loads and 32 decodes.
@@ -25,9 +25,9 @@
 // API requires D = 128, H in {32, 64, 128}, block_stride % 4 == 0.
 #pragma once
 
-#include "pmqa_kernels/chunk_copy.hpp"
-#include "pmqa_kernels/mma_nv.hpp"
-#include "pmqa_kernels/tuning.hpp"
+#include "pmqa_kernels/fused_mma/chunk_copy.hpp"
+#include "pmqa_kernels/arch/nv_mma_sync.hpp"
+#include "pmqa_kernels/fused_mma/tuning.hpp"
 
 PMQA_KDEV_BEGIN
 
@@ -211,7 +211,7 @@ PMQA_DEV void score_chunk(const LogitsParams& p, const ChunkCursor& k, const Chu
   else score_chunk_as<Hooks, kFnuz, kRows, false>(p, k, st, q, q_b);
 }
 
-// Config: the tunables (tuning.hpp; MmaSyncShipped in production).
+// Config: the tunables (fused_mma/tuning.hpp; MmaSyncShipped in production).
 template <class Hooks, class Config, bool kFnuz, int kRows>
 __global__ void __launch_bounds__(kMmaThreads, kMmaCtasPerSm) fused_mma_kernel(LogitsParams p) {
   static_assert(kRows == 32 || kRows == 64 || kRows == 128, "fused-mma scores 32, 64 or 128 query rows per launch");
@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(kMmaThreads, kMmaCtasPerSm) fused_mma_kernel(L
 
   // This warp's share of the live chunks (MmaSyncShipped: equal in chunks).
   const ChunkShare share = find_share<Hooks, Config::kSwitchWeight>(p, me, warps);
-  const auto count = static_cast<std::int32_t>(share.count);  // < 2^31 (chunk_work.hpp)
+  const auto count = static_cast<std::int32_t>(share.count);  // < 2^31 (schedule/chunk_work.hpp)
   ChunkCursor issue = share.first;
   ChunkCursor compute = issue;
   std::int64_t page = count > 0 ? first_page<Hooks>(p, issue) : 0;  // read one chunk ahead of its copies

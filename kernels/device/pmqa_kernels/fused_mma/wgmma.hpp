@@ -1,16 +1,16 @@
-// fused-mma on Hopper's native fp8 instruction (wgmma m64n64k32 e4m3, wgmma_nv.hpp): the kernel
+// fused-mma on Hopper's native fp8 instruction (wgmma m64n64k32 e4m3, arch/nv_wgmma.hpp): the kernel
 // fused-mma launches on sm_90 when the build has sm_90a code and the case is OCP (wgmma takes OCP
 // e4m3 only; FNUZ cases keep the mma.sync kernel, whose f16 decode handles both formats). Same
-// output contract, same work split, same stage layout family as fused_mma.hpp; the host executor
+// output contract, same work split, same stage layout family as fused_mma/mma_sync.hpp; the host executor
 // runs it with the instruction emulated.
 //
-// Structure (measured choices: tuning.hpp, bench/results/notes.md):
+// Structure (measured choices: fused_mma/tuning.hpp, bench/results/notes.md):
 // - A persistent grid of single-warpgroup CTAs (5 per SM, 3 for 128 rows): every warpgroup takes
-//   a contiguous share of the launch's live chunks (chunk_work.hpp: equal in chunks plus
+//   a contiguous share of the launch's live chunks (schedule/chunk_work.hpp: equal in chunks plus
 //   Config::kSwitchWeight per sequence switch) and streams them
 //   through its own 4-stage ring, three chunks in flight while it computes on a fourth (at the
 //   start one, then three once it has landed: the launch's first wave stays short). A stage
-//   is filled by one tensor-map copy (TMA, tma_nv.hpp) issued by thread 0 where the launch has a
+//   is filled by one tensor-map copy (TMA, arch/nv_tma.hpp) issued by thread 0 where the launch has a
 //   key map (the plain layout, block_size a multiple of 64), else by cp.async from all 128
 //   threads; either way the stage's mbarrier says when it has landed. The tensor-map copies mark
 //   their lines evict-first in L2: the 69 MB of keys at the decode shape are read once and would
@@ -29,8 +29,9 @@
 // 32, 64 or 128 query rows (32: the instruction's upper 32 columns run on zeros and are ignored).
 #pragma once
 
-#include "pmqa_kernels/tma_nv.hpp"
-#include "pmqa_kernels/tuning.hpp"
+#include "pmqa_kernels/arch/nv_tma.hpp"
+#include "pmqa_kernels/fused_mma/chunk_copy.hpp"
+#include "pmqa_kernels/fused_mma/tuning.hpp"
 
 PMQA_KDEV_BEGIN
 
@@ -260,7 +261,7 @@ PMQA_DEV void prefetch_small_inputs(const LogitsParams& p, int tid) {
 // kTma: the launch passes a KeyMap of the cache (p.key_tma) and its chunks are copied through it;
 // two kernels rather than a runtime branch, so each carries only its own copy path (the cp.async
 // one is ~1,500 instructions per inlined copy, fetched cold into the instruction cache).
-// Config: the tunables and the probe (tuning.hpp; WgmmaShipped in production).
+// Config: the tunables and the probe (fused_mma/tuning.hpp; WgmmaShipped in production).
 template <class Hooks, class Config, int kRows, bool kTma>
 __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     fused_wgmma_kernel(LogitsParams p, const PMQA_GRID_CONSTANT KeyMap key_map) {
@@ -297,7 +298,7 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
     fill_dead_tails<Hooks>(p, blockIdx.x, gridDim.x, tid - 32, kWgThreads - 32);
   }
   Hooks::barrier();
-  const auto count = static_cast<std::int32_t>(sh.share.count);  // < 2^31 (chunk_work.hpp)
+  const auto count = static_cast<std::int32_t>(sh.share.count);  // < 2^31 (schedule/chunk_work.hpp)
   ChunkCursor compute = sh.share.first;
   issue = compute;
 

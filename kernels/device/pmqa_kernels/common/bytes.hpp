@@ -2,7 +2,7 @@
 // aligned word loads that are plain loads on GPUs and memcpy on the host.
 #pragma once
 
-#include "pmqa_kernels/hip_compat.hpp"
+#include "pmqa_kernels/common/hip_compat.hpp"
 
 #if !defined(PMQA_DEVICE_BUILD)
 #include <cstring>

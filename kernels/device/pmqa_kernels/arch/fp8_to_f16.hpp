@@ -9,7 +9,7 @@
 // work.
 #pragma once
 
-#include "pmqa_kernels/hip_compat.hpp"
+#include "pmqa_kernels/common/hip_compat.hpp"
 
 PMQA_KDEV_BEGIN
 

@@ -5,9 +5,9 @@
 // and runs the real kernels with it, so every mutant is the real kernel with one bug injected.
 #pragma once
 
-#include "pmqa_kernels/fp8.hpp"
-#include "pmqa_kernels/kv_index.hpp"
-#include "pmqa_kernels/params.hpp"
+#include "pmqa_kernels/common/fp8.hpp"
+#include "pmqa_kernels/common/kv_index.hpp"
+#include "pmqa_kernels/common/params.hpp"
 
 PMQA_KDEV_BEGIN
 

@@ -3,8 +3,8 @@
 // a cache or an output past 2^31 bytes must not wrap (bug class 5).
 #pragma once
 
-#include "pmqa_kernels/hip_compat.hpp"
-#include "pmqa_kernels/params.hpp"
+#include "pmqa_kernels/common/hip_compat.hpp"
+#include "pmqa_kernels/common/params.hpp"
 
 PMQA_KDEV_BEGIN
 

@@ -4,7 +4,7 @@
 // On gfx942 (FNUZ) and gfx950 (OCP) the hardware conversion is used for the arch's own format.
 #pragma once
 
-#include "pmqa_kernels/hip_compat.hpp"
+#include "pmqa_kernels/common/hip_compat.hpp"
 
 PMQA_KDEV_BEGIN
 

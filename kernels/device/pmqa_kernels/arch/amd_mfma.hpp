@@ -10,7 +10,7 @@
 //   C 16x16 f32, 4 values: i -> C[4g + i][c]
 #pragma once
 
-#include "pmqa_kernels/fp8.hpp"
+#include "pmqa_kernels/common/fp8.hpp"
 
 PMQA_KDEV_BEGIN
 

@@ -11,12 +11,14 @@
 // cannot have completed (a missing arrival, a wrong parity) traps instead of passing.
 //
 // KeyMap: the keys of the KV cache as a 3-D tensor of bytes, (d: 128, token: block_size, block:
-// num_blocks) with strides (1, 128, block_stride); a copy takes the box (128, 64, 1) at (0, row,
-// page). On a GPU it holds the driver's encoding (cuTensorMapEncodeTiled, built by the executor,
-// passed as a __grid_constant__ kernel argument); on the host the fields the emulation reads.
+// num_blocks) with strides (1, 128, block_stride); a copy takes the box (128, box_rows, 1) at
+// (0, row, page). On a GPU it holds the driver's encoding (cuTensorMapEncodeTiled, built by the
+// executor, passed as a __grid_constant__ kernel argument); on the host the fields the emulation
+// reads.
 #pragma once
 
-#include "pmqa_kernels/wgmma_nv.hpp"
+#include "pmqa_kernels/arch/nv_swizzle.hpp"
+#include "pmqa_kernels/arch/nv_wgmma.hpp"
 
 PMQA_KDEV_BEGIN
 
@@ -35,6 +37,7 @@ struct alignas(128) KeyMap {
 struct KeyMapFields {
   const std::uint8_t* base = nullptr;
   std::int64_t block_stride = 0, block_size = 0, blocks = 0;
+  std::int64_t box_rows = 0;  // tokens a copy takes (the kernel's chunk)
 };
 inline KeyMap host_key_map(const KeyMapFields& f) {
   static_assert(sizeof(KeyMapFields) <= sizeof(KeyMap));
@@ -42,9 +45,6 @@ inline KeyMap host_key_map(const KeyMapFields& f) {
   __builtin_memcpy(m.words, &f, sizeof f);
   return m;
 }
-
-inline constexpr int kChunkKeyBytes = kChunkKeys * kChunkRowBytes;  // 8 KB of keys per chunk
-inline constexpr int kChunkScaleBytes = kChunkKeys * 4;             // and 256 bytes of scales
 
 // A shared-memory barrier (mbarrier): 8 bytes, 8-byte aligned, in shared memory.
 using Mbarrier = std::uint64_t;
@@ -179,8 +179,9 @@ PMQA_DEV void prefetch_l2(const void* at) {
 #endif
 }
 
-// Keys (row .. row + 63) of physical block `page` into a 1024-byte aligned stage, 128-byte
-// swizzled (Swizzle128), completing kChunkKeyBytes on `bar`. Boxes past the tensor read zeros.
+// Keys (row .. row + box_rows - 1) of physical block `page` into a 1024-byte aligned stage,
+// 128-byte swizzled (Swizzle128), completing the box's bytes on `bar`. Boxes past the tensor read
+// zeros.
 // kHint: with the L2 policy `policy` (stream_once_policy), else L2's default.
 template <bool kHint>
 PMQA_DEV void tma_load_keys(const KeyMap& map, std::int32_t page, std::int32_t row, std::uint8_t* stage, Mbarrier& bar,
@@ -202,16 +203,17 @@ PMQA_DEV void tma_load_keys(const KeyMap& map, std::int32_t page, std::int32_t r
   static_cast<void>(policy);
   KeyMapFields f;
   __builtin_memcpy(&f, map.words, sizeof f);
-  for (int r = 0; r < kChunkKeys; ++r) {
+  constexpr int kRow = Swizzle128::kRowBytes;
+  for (int r = 0; r < static_cast<int>(f.box_rows); ++r) {
     const std::int64_t token = static_cast<std::int64_t>(row) + r;
     const bool inside = page >= 0 && page < f.blocks && token >= 0 && token < f.block_size;
-    for (int s = 0; s < kChunkRowBytes / 16; ++s) {
+    for (int s = 0; s < kRow / 16; ++s) {
       std::uint8_t* dst = stage + Swizzle128::segment(r, s);
-      if (inside) __builtin_memcpy(dst, f.base + page * f.block_stride + token * kChunkRowBytes + 16 * s, 16);
+      if (inside) __builtin_memcpy(dst, f.base + page * f.block_stride + token * kRow + 16 * s, 16);
       else __builtin_memset(dst, 0, 16);
     }
   }
-  mbar_complete_tx(bar, kChunkKeyBytes);
+  mbar_complete_tx(bar, static_cast<int>(f.box_rows) * kRow);
 #endif
 }
 

@@ -6,7 +6,7 @@
 // short ones do not pay a per-sequence launch tail. Warp-level only: no CTA barrier anywhere.
 #pragma once
 
-#include "pmqa_kernels/hooks.hpp"
+#include "pmqa_kernels/common/faults.hpp"
 
 PMQA_KDEV_BEGIN
 
@@ -59,7 +59,7 @@ inline constexpr int kShareGroup = kChunkWarp * kSharePerLane;
 // the same lines at once, so requests count more than bytes: with 4 contiguous sequences per lane,
 // 8 line requests per warp and pass, the share was known at 3.07 us after entry instead of 2.56 on
 // the H200), and scanned over the lanes per u (incl[u]; tot[u] the 32 sequences' sum).
-// With a switch weight kW > 0 (tuning.hpp says why the wgmma kernel uses 3) the counts are
+// With a switch weight kW > 0 (fused_mma/tuning.hpp says why the wgmma kernel uses 3) the counts are
 // weighted: a live sequence counts kW chunks more (its switch), and live_* count the live sequences
 // (for the real offsets).
 struct ShareGroup {
@@ -201,7 +201,7 @@ PMQA_DEV void find_points(const LogitsParams& p, ShareGroup& grp, const std::uin
 // Unit `unit` of `units`' share: a contiguous part of the launch's live chunks, computed alike by
 // every lane of the calling warp. Up to 128 sequences take one memory round trip and no 64-bit
 // arithmetic; longer batches read their context lengths twice (the count, then the seek).
-// kW = 0: the parts are equal in chunks. kW > 0 (tuning.hpp): equal in chunks plus kW per
+// kW = 0: the parts are equal in chunks. kW > 0 (fused_mma/tuning.hpp): equal in chunks plus kW per
 // sequence switch, so a unit whose part starts a new sequence (its q tile reloaded, ~2 us on the
 // H200) gets kW chunks fewer; the part's end is then located too, in the same pass.
 template <class Hooks, std::uint32_t kW>

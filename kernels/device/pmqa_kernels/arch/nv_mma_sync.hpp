@@ -4,12 +4,12 @@
 // indexing runs, and is checked, in CI.
 #pragma once
 
-#include "pmqa_kernels/fp8_to_f16.hpp"
+#include "pmqa_kernels/arch/fp8_to_f16.hpp"
 
 PMQA_KDEV_BEGIN
 
 // The f16 tensor-core instruction mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 (sm_80+), the
-// one fused-mma issues (fp8_to_f16.hpp says why). Fragments, with lane = 4g + t:
+// one fused-mma issues (arch/fp8_to_f16.hpp says why). Fragments, with lane = 4g + t:
 //   A 16x16 (row-major), 4 x f16x2: reg r, half e -> A[g + 8*(r&1)][2t + e + 8*(r>>1)]
 //   B 16x8  (col-major), 2 x f16x2: reg r, half e -> B[2t + e + 8r][g]
 //   C 16x8  f32, 4 values:                       i -> C[g + 8*(i>>1)][2t + (i&1)]

@@ -1,14 +1,14 @@
 // fused-mfma's chunk pipeline (fused-mma's too until its persistent grid replaced it with
-// chunk_work.hpp and chunk_copy.hpp: 8 chunks in series per CTA set a floor of 0.033 ms for one 1K
+// schedule/chunk_work.hpp and fused_mma/chunk_copy.hpp: 8 chunks in series per CTA set a floor of 0.033 ms for one 1K
 // sequence on the H200): a CTA walks a range of 8 chunks of 64 keys of one sequence, each chunk's
 // key bytes and scales copied into a shared-memory stage (asynchronously where the GPU can), the
 // page numbers of the range read once. D = 128; rows padded to 144 bytes so fragment loads of
 // consecutive keys hit different banks.
 #pragma once
 
-#include "pmqa_kernels/async_copy.hpp"
-#include "pmqa_kernels/bytes.hpp"
-#include "pmqa_kernels/hooks.hpp"
+#include "pmqa_kernels/arch/cp_async.hpp"
+#include "pmqa_kernels/common/bytes.hpp"
+#include "pmqa_kernels/common/faults.hpp"
 
 PMQA_KDEV_BEGIN
 

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "pmqa_kernels/hip_compat.hpp"
+#include "pmqa_kernels/common/hip_compat.hpp"
 
 PMQA_KDEV_BEGIN
 
@@ -25,7 +25,7 @@ struct LogitsParams {
   // fused-mma scores the rows of next_n values [mma_n_begin, mma_n_begin + mma_n_count) per launch
   // (its shared memory holds 128 query rows at most; larger N*H takes several launches).
   std::int64_t mma_n_begin = 0, mma_n_count = 0;
-  // fused-mma's wgmma kernel: 1 when the launch passes a KeyMap (tma_nv.hpp) of the cache and its
+  // fused-mma's wgmma kernel: 1 when the launch passes a KeyMap (arch/nv_tma.hpp) of the cache and its
   // chunks are copied through it.
   int key_tma = 0;
 };

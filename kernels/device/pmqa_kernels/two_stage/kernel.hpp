@@ -4,7 +4,7 @@
 // stay -inf). Correct, and H times the bytes of the fused path: the slow path dispatch must avoid.
 #pragma once
 
-#include "pmqa_kernels/fused.hpp"
+#include "pmqa_kernels/common/scalar_heads.hpp"
 
 PMQA_KDEV_BEGIN
 
@@ -18,14 +18,14 @@ __global__ void __launch_bounds__(kFlatThreads) fill_minus_infinity_kernel(float
     data[i] = minus_infinity();
 }
 
-// Same geometry and key loading as the fused kernel; each thread writes its heads' values.
+// The fused kernel's geometry and head loop (common/scalar_heads.hpp); each thread writes its
+// heads' values instead of summing them.
 template <class Hooks, int kD, bool kFnuz>
 __global__ void __launch_bounds__(kFusedThreads) stage1_kernel(LogitsParams p) {
   PMQA_SHARED(float, qs, [kHeadChunk][kD + 4]);
   PMQA_SHARED(float, ws, [kHeadChunk]);
 
   const unsigned tid = threadIdx.x;
-  const int group = static_cast<int>(tid % kHeadGroups);
   const std::int64_t b = blockIdx.y;
   const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * kKeysPerBlock + tid / kHeadGroups;
 
@@ -39,20 +39,9 @@ __global__ void __launch_bounds__(kFusedThreads) stage1_kernel(LogitsParams p) {
   for (std::int64_t n = 0; n < p.next_n; ++n) {
     const std::int64_t r = b * p.next_n + n;
     const bool valid = have_key && j < Hooks::valid_keys(p, b, n);
-    for (std::int64_t h0 = 0; h0 < p.heads; h0 += kHeadChunk) {
-      const int count = static_cast<int>(p.heads - h0 < kHeadChunk ? p.heads - h0 : kHeadChunk);
-      Hooks::barrier();
-      stage_queries<Hooks, kD, kFnuz>(p, b, n, h0, count, qs, ws);
-      Hooks::barrier();
-      if (!valid) continue;
-      for (int h = group; h < count; h += kHeadGroups) {
-        float dot = 0.0f;
-PMQA_UNROLL
-        for (int d = 0; d < kD; ++d) dot += qs[h][d] * key.k[d];
-        const float v = Hooks::lane_partial(ws[h] * Hooks::relu(key.scale * dot), tid);
-        p.per_head[Hooks::per_head_offset(p, h0 + h, r, j)] = v;
-      }
-    }
+    for_each_head_term<Hooks, kD, kFnuz>(p, b, n, key, valid, qs, ws, [&](std::int64_t h, float v) {
+      p.per_head[Hooks::per_head_offset(p, h, r, j)] = Hooks::lane_partial(v, tid);
+    });
   }
 }
 
