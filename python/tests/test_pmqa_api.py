@@ -137,7 +137,7 @@ def test_envelope_errors_name_the_choice():
     with pytest.raises(ValueError, match="give one"):
         pmqa.cases("quick", fit="deepgemm", envelope="deepgemm")
     assert "block_kv == 64" in pmqa.describe_envelope("deepgemm")
-    assert pmqa.envelopes() == ["aiter-fused", "aiter-stage1", "deepgemm", "eager"]
+    assert pmqa.envelopes() == ["aiter-fused", "aiter-stage1", "deepgemm", "eager", "vllm-rocm"]
 
 
 # ------------------------------------------------------------------ the oracle
