@@ -63,7 +63,7 @@ const Corpus& corpus() {
     std::ifstream in(fs::path(dir) / "expected.json");
     const auto j = nlohmann::json::parse(in);
     for (const auto& e : j.at("files")) {
-      Entry x{e.at("peer"), e.at("file"), e.at("case"), e.at("verdict"), e.at("class"), e.at("why")};
+      Entry x{e.at("peer"), e.at("file"), e.at("case"), e.at("verdict"), e.at("class"), e.at("why"), {}, nullptr};
       const fs::path path = fs::path(outputs).parent_path() / x.file;  // "outputs/<peer>/<case>.safetensors"
       x.f = read_case_file(path);
       x.oracle = std::make_shared<const Reference>(
@@ -171,7 +171,7 @@ TEST(RealWorldCorpus, EveryFileGetsItsExpectedVerdict) {
     } else if (e.verdict == "nan-clamped") {
       // Wrong under propagate (the default) only where a NaN term sits, right under relu-clamp.
       const bool only_nan = !r.passed() && r.broken() == "NaN" && r.nan_seen.describe() == "relu-clamp";
-      const Report clamp = judge(e, {.nan = NanRule::relu_clamp});
+      const Report clamp = judge(e, {.contract = std::nullopt, .tolerance = std::nullopt, .nan = NanRule::relu_clamp});
       right = only_nan && clamp.passed();
       EXPECT_TRUE(only_nan) << e.file << ": should fail only on NaN cells, showing relu-clamp\n" << r.to_text();
       EXPECT_TRUE(clamp.passed()) << e.file << ": should pass under --nan relu-clamp\n" << clamp.to_text();
@@ -206,7 +206,7 @@ TEST(RealWorldCorpus, MutantsOfCorrectOutputsFailUnderEveryProfile) {
     if (e.verdict != "pass") continue;
     for (const auto& name : Tolerance::names()) {
       const Tolerance t = Tolerance::named(name);
-      const CompareOptions options = file_compare_options(e.f, e.file, {.tolerance = t});
+      const CompareOptions options = file_compare_options(e.f, e.file, {.contract = std::nullopt, .tolerance = t, .nan = std::nullopt});
       const OutputBuffer out = file_output(e.f, e.file);
       // A profile tighter than the kernel's own (fp32 for a matrix-unit kernel) is not one its
       // output is correct under: only outputs that pass a profile measure what it catches.
@@ -218,9 +218,10 @@ TEST(RealWorldCorpus, MutantsOfCorrectOutputsFailUnderEveryProfile) {
         total.name = m.name;
         total.caught += m.caught;
         total.tried += m.tried;
-        if (m.tried == 1)  // the one-of-a-kind mutants must all fail; the rest are rates
+        if (m.tried == 1) {  // the one-of-a-kind mutants must all fail; the rest are rates
           EXPECT_TRUE(m.whole()) << e.file << " under " << name << ": " << m.name << " passed in "
                                  << m.tried - m.caught << " of " << m.tried;
+        }
       }
     }
   }
