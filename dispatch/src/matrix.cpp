@@ -10,6 +10,7 @@
 
 #include "embedded.hpp"
 #include "json_fields.hpp"
+#include "pmqa/reference/kernel_id.hpp"
 
 namespace pmqa::dispatch {
 namespace {
@@ -81,8 +82,8 @@ MatrixRow parse_row(const nlohmann::json& j, std::string_view source, std::size_
     }
     if (auto kernel = f.optional_string("kernel")) {
       if (*row.path != Path::fused) f.field_error("kernel", "is only for fused rows");
-      if (*kernel != "fused-mma" && *kernel != "fused-mfma" && *kernel != "fused-scalar")
-        f.field_error("kernel", "must be fused-mma, fused-mfma or fused-scalar, got " + in_quotes(*kernel));
+      if (!is_kernel_family(*kernel, Path::fused))
+        f.field_error("kernel", "must be one of " + kernel_family_names(Path::fused) + ", got " + in_quotes(*kernel));
       row.kernel = *kernel;
     }
   }

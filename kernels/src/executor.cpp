@@ -6,14 +6,6 @@
 
 namespace pmqa::kernels {
 
-std::string_view to_string(Path path) noexcept { return path == Path::fused ? "fused" : "two-stage"; }
-
-Path parse_path(std::string_view text) {
-  if (text == "fused") return Path::fused;
-  if (text == "two-stage" || text == "two_stage") return Path::two_stage;
-  throw std::invalid_argument("unknown kernel path '" + std::string(text) + "' (expected fused or two-stage)");
-}
-
 std::string_view to_string(FusedVariant v) noexcept {
   switch (v) {
     case FusedVariant::automatic: return "auto";

@@ -16,19 +16,14 @@
 #include "pmqa/dispatch/arch_table.hpp"
 #include "pmqa/reference/case.hpp"
 #include "pmqa/reference/fp8.hpp"
+#include "pmqa/reference/path.hpp"
 
 namespace pmqa::dispatch {
 
-enum class Path : unsigned char {
-  fused,               // one kernel writes [B*N, max_model_len] (AITER Gluon / DeepGEMM)
-  two_stage,           // stage 1 per-head values into [H, B*N, max_model_len], then a head sum
-  reference_fallback,  // the framework's eager reference (no kernel library)
-  unsupported,         // nothing can run this (no fp8, or outside the kernel's limits)
-};
-
-std::string_view to_string(Path path) noexcept;  // "fused", "two-stage", "reference-fallback", "unsupported"
-// Accepts the names above and "two_stage", "reference_fallback", "reference"; throws std::invalid_argument.
-Path parse_path(std::string_view text);
+// The path a decision takes (fused, two-stage, reference-fallback, unsupported): the model's one Path.
+using pmqa::Path;
+using pmqa::parse_path;
+using pmqa::to_string;
 
 // The KV value layouts and fp8 formats as messages and files spell them, independent of the
 // reference library's own to_string: "NORMAL" / "SHUFFLE" in messages, "normal" / "shuffle" and

@@ -13,16 +13,15 @@
 
 #include "pmqa/reference/case.hpp"
 #include "pmqa/reference/output.hpp"
+#include "pmqa/reference/path.hpp"
 #include "pmqa/reference/tolerance.hpp"
 
 namespace pmqa::kernels {
 
-enum class Path : std::uint8_t {
-  fused,      // one kernel, heads reduced inside
-  two_stage,  // fill -inf, stage 1 per-head values, stage 2 head sum
-};
-std::string_view to_string(Path path) noexcept;
-Path parse_path(std::string_view text);  // "fused" | "two-stage"; throws std::invalid_argument
+// The model's Path: the kernels run fused and two-stage (is_kernel_path) and refuse the others.
+using pmqa::Path;
+using pmqa::parse_path;
+using pmqa::to_string;
 
 // A case the kernels do not take (e.g. head_dim 96), or a failed launch / HIP call: the message
 // names the field or the call that failed.

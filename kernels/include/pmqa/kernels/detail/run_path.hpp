@@ -303,6 +303,7 @@ class PreparedRun {
 // compares every relaunch bitwise with the first (races show up as run-to-run differences).
 template <class Backend, class Hooks = kdev::Faithful, class Tuning = kdev::Shipped>
 RunResult run_path(Backend& be, Path path, const Case& c, const RunOptions& o) {
+  if (!is_kernel_path(path)) throw KernelError("the kernels run the fused and two-stage paths, not " + std::string(to_string(path)));
   validate(c);
   check_supported(c);
   PreparedRun<Backend, Hooks, Tuning> prepared(be, path, c, o);
