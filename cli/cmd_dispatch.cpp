@@ -77,7 +77,7 @@ int run_dispatch(const DispatchOptions& o) {
   if (arch.text != arch.target) out << " (target " << arch.target << ", flags " << flags_text(arch) << ")";
   out << "\n";
   out << "table     " << info.family << ": " << info.products_text() << "; fp8 "
-      << (info.fp8 ? pd::fp8_name(*info.fp8) : std::string_view("none")) << ", wave " << info.wave_size
+      << (info.fp8 ? pd::to_string(*info.fp8) : std::string_view("none")) << ", wave " << info.wave_size
       << ", fp8 matrix " << pd::to_string(info.fp8_matrix);
   if (info.has_fp8_matrix()) out << " (" << info.fp8_matrix_example << ")";
   if (info.fused_kernel_library) out << ", " << *info.fused_kernel_library << " ships a fused kernel";
@@ -85,8 +85,8 @@ int run_dispatch(const DispatchOptions& o) {
   out << "context   " << pd::describe(ctx, arch.vendor) << "\n";
   out << "policy    " << policy.name() << "\n";
   out << "path      " << pd::to_string(decision.path) << "\n";
-  out << "fp8       " << (decision.fp8 ? pd::fp8_name(*decision.fp8) : std::string_view("-")) << "\n";
-  out << "layout    " << (decision.layout ? pd::layout_upper(*decision.layout) : std::string_view("-")) << "\n";
+  out << "fp8       " << (decision.fp8 ? pd::to_string(*decision.fp8) : std::string_view("-")) << "\n";
+  out << "layout    " << (decision.layout ? pd::message_name(*decision.layout) : std::string_view("-")) << "\n";
   if (!decision.kernel.empty()) out << "kernel    " << decision.kernel << " (pmqa's kernel for this path here)\n";
   out << "reason    " << decision.reason << "\n";
   if (!info.note.empty()) out << "note      " << info.note << "\n";

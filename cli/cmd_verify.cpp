@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "command.hpp"
-#include "pmqa/reference/tolerance.hpp"
+#include "pmqa/model/tolerance.hpp"
 #include "progress.hpp"
 #include "results.hpp"
 #include "verify_case.hpp"

@@ -46,7 +46,7 @@ std::string format_fixed(double v, int decimals) {
 std::string shape_summary(const Case& c) {
   std::ostringstream s;
   s << "B" << c.batch << " N" << c.next_n << " H" << c.heads << " D" << c.head_dim << " bs" << c.block_size << " "
-    << (c.fp8 == Fp8Format::e4m3fn ? "fn" : "fnuz") << " " << to_string(c.layout);
+    << short_name(c.fp8) << " " << to_string(c.layout);
   return s.str();
 }
 

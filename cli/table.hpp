@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "pmqa/reference/case.hpp"
+#include "pmqa/model/case.hpp"
 
 namespace pmqa::cli {
 

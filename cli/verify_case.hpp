@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "pmqa/reference/case.hpp"
-#include "pmqa/reference/tolerance.hpp"
+#include "pmqa/model/case.hpp"
+#include "pmqa/model/tolerance.hpp"
 #include "results.hpp"
 
 namespace pmqa::cli {

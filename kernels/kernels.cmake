@@ -14,7 +14,9 @@ target_include_directories(pmqa_kernels PUBLIC
   $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
   $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/device>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-target_link_libraries(pmqa_kernels PUBLIC pmqa_reference pmqa_host_runtime pmqa_hip_check PRIVATE pmqa_warnings)
+# The model only, never the oracle (pmqa::reference): the kernels keep their own decode and
+# indexing, and a call into the oracle's fails to build (model/tests).
+target_link_libraries(pmqa_kernels PUBLIC pmqa_model pmqa_host_runtime pmqa_hip_check PRIVATE pmqa_warnings)
 install(TARGETS pmqa_kernels EXPORT pmqaTargets)
 install(DIRECTORY include/ device/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 

@@ -8,8 +8,8 @@
 
 #include "cli_test_support.hpp"
 #include "pmqa/reference/compare.hpp"
-#include "pmqa/reference/output.hpp"
-#include "pmqa/reference/tolerance.hpp"
+#include "pmqa/model/output.hpp"
+#include "pmqa/model/tolerance.hpp"
 
 namespace pmqa::clitest {
 namespace {

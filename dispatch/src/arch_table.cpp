@@ -1,6 +1,6 @@
 #include "pmqa/dispatch/arch_table.hpp"
 
-#include "pmqa/reference/kernel_id.hpp"
+#include "pmqa/model/kernel_id.hpp"
 
 #include <algorithm>
 #include <set>

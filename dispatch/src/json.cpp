@@ -17,7 +17,7 @@ void to_json(json& j, const ArchInfo& info) {
   j = json{{"target", info.target},
            {"vendor", to_string(info.vendor)},
            {"family", info.family},
-           {"fp8", info.fp8 ? json(fp8_name(*info.fp8)) : json("none")},
+           {"fp8", info.fp8 ? json(to_string(*info.fp8)) : json("none")},
            {"wave_size", info.wave_size},
            {"fp8_matrix", to_string(info.fp8_matrix)},
            {"fp8_matrix_example", info.fp8_matrix_example},
@@ -36,8 +36,8 @@ void to_json(json& j, const Context& ctx) {
 
 void to_json(json& j, const Decision& d) {
   j = json{{"path", to_string(d.path)},
-           {"fp8", d.fp8 ? json(fp8_name(*d.fp8)) : json(nullptr)},
-           {"layout", d.layout ? json(layout_lower(*d.layout)) : json(nullptr)},
+           {"fp8", d.fp8 ? json(to_string(*d.fp8)) : json(nullptr)},
+           {"layout", d.layout ? json(to_string(*d.layout)) : json(nullptr)},
            {"reason", d.reason}};
   j["kernel"] = d.kernel.empty() ? json(nullptr) : json(d.kernel);
   if (d.trace_id) j["trace_id"] = d.trace_id;
@@ -57,8 +57,8 @@ void to_json(json& j, const MatrixRow& row) {
     expect["error"] = to_string(row.error);
   } else {
     expect["path"] = row.path ? json(to_string(*row.path)) : json(nullptr);
-    expect["fp8"] = row.fp8 ? json(fp8_name(*row.fp8)) : json(nullptr);
-    expect["layout"] = row.layout ? json(layout_lower(*row.layout)) : json(nullptr);
+    expect["fp8"] = row.fp8 ? json(to_string(*row.fp8)) : json(nullptr);
+    expect["layout"] = row.layout ? json(to_string(*row.layout)) : json(nullptr);
     if (!row.reason_contains.empty()) expect["reason_contains"] = row.reason_contains;
   }
   j["expect"] = expect;

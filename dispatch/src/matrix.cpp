@@ -10,7 +10,7 @@
 
 #include "embedded.hpp"
 #include "json_fields.hpp"
-#include "pmqa/reference/kernel_id.hpp"
+#include "pmqa/model/kernel_id.hpp"
 
 namespace pmqa::dispatch {
 namespace {
@@ -64,14 +64,14 @@ MatrixRow parse_row(const nlohmann::json& j, std::string_view source, std::size_
     if (*row.path != Path::unsupported) {
       const std::string fp8 = f.string("fp8");
       try {
-        row.fp8 = parse_fp8_name(fp8);
+        row.fp8 = parse_fp8_format(fp8);
       } catch (const std::invalid_argument&) {
         f.field_error("fp8", "must be e4m3fn or e4m3fnuz, got " + in_quotes(fp8));
       }
       const std::string layout = f.string("layout");
       if (layout != "normal" && layout != "shuffle")
         f.field_error("layout", "must be normal or shuffle, got " + in_quotes(layout));
-      row.layout = parse_layout_name(layout);
+      row.layout = parse_kv_layout(layout);
     } else {
       for (std::string_view other : {"fp8", "layout"})
         if (f.has(other)) f.field_error(other, "cannot be given for an unsupported path");
@@ -147,14 +147,14 @@ EngineRow parse_engine_row(const nlohmann::json& j, std::string_view source, std
   if (row.path != Path::unsupported) {
     const std::string fp8 = f.string("fp8");
     try {
-      row.fp8 = parse_fp8_name(fp8);
+      row.fp8 = parse_fp8_format(fp8);
     } catch (const std::invalid_argument&) {
       f.field_error("fp8", "must be e4m3fn or e4m3fnuz, got " + in_quotes(fp8));
     }
     const std::string layout = f.string("layout");
     if (layout != "normal" && layout != "shuffle")
       f.field_error("layout", "must be normal or shuffle, got " + in_quotes(layout));
-    row.layout = parse_layout_name(layout);
+    row.layout = parse_kv_layout(layout);
   } else {
     for (std::string_view other : {"fp8", "layout"})
       if (f.has(other)) f.field_error(other, "cannot be given for an unsupported path");
@@ -213,8 +213,8 @@ std::string MatrixRow::describe(const ArchTable& table) const {
 std::string MatrixRow::expected_text() const {
   if (error != ExpectedError::none) return "error " + std::string(to_string(error));
   std::string out(path ? to_string(*path) : "?");
-  if (fp8) out += ", " + std::string(fp8_name(*fp8));
-  if (layout) out += ", " + std::string(layout_upper(*layout));
+  if (fp8) out += ", " + std::string(to_string(*fp8));
+  if (layout) out += ", " + std::string(message_name(*layout));
   return out;
 }
 

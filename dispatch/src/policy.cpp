@@ -63,42 +63,6 @@ std::string guard_text(const std::vector<std::string>& targets) {
 
 }  // namespace
 
-std::string_view layout_upper(KvLayout layout) noexcept {
-  switch (layout) {
-    case KvLayout::normal: return "NORMAL";
-    case KvLayout::shuffle: return "SHUFFLE";
-  }
-  return "?";
-}
-
-std::string_view layout_lower(KvLayout layout) noexcept {
-  switch (layout) {
-    case KvLayout::normal: return "normal";
-    case KvLayout::shuffle: return "shuffle";
-  }
-  return "?";
-}
-
-std::string_view fp8_name(Fp8Format format) noexcept {
-  switch (format) {
-    case Fp8Format::e4m3fn: return "e4m3fn";
-    case Fp8Format::e4m3fnuz: return "e4m3fnuz";
-  }
-  return "?";
-}
-
-KvLayout parse_layout_name(std::string_view text) {
-  if (text == "normal" || text == "NORMAL") return KvLayout::normal;
-  if (text == "shuffle" || text == "SHUFFLE") return KvLayout::shuffle;
-  throw std::invalid_argument("unknown KV layout \"" + std::string(text) + "\" (expected normal or shuffle)");
-}
-
-Fp8Format parse_fp8_name(std::string_view text) {
-  if (text == "e4m3fn") return Fp8Format::e4m3fn;
-  if (text == "e4m3fnuz") return Fp8Format::e4m3fnuz;
-  throw std::invalid_argument("unknown fp8 format \"" + std::string(text) + "\" (expected e4m3fn or e4m3fnuz)");
-}
-
 std::string_view kernel_library(Vendor vendor) noexcept {
   return vendor == Vendor::amd ? std::string_view("AITER") : std::string_view("DeepGEMM");
 }
@@ -111,8 +75,8 @@ std::string describe(const Context& ctx, Vendor vendor) {
 
 std::string Decision::summary() const {
   std::string out(to_string(path));
-  if (fp8) out += ", " + std::string(fp8_name(*fp8));
-  if (layout) out += ", " + std::string(layout_upper(*layout));
+  if (fp8) out += ", " + std::string(to_string(*fp8));
+  if (layout) out += ", " + std::string(message_name(*layout));
   return out;
 }
 
@@ -159,7 +123,7 @@ Decision DefaultPolicy::decide(const Arch& arch, const Context& ctx) const {
   if (!info.fp8)
     return unsupported(who + " (" + info.family + ") has no fp8 instructions, so FP8 paged MQA logits cannot run there");
   const Fp8Format fmt = *info.fp8;
-  const std::string fmt_text(fp8_name(fmt));
+  const std::string fmt_text(to_string(fmt));
 
   if (info.vendor == Vendor::amd) {
     if (!ctx.kernels_present)
@@ -237,8 +201,8 @@ void require_readable(const Decision& decision, KvLayout cache) {
     throw LayoutMismatchError("path " + std::string(to_string(decision.path)) + " reads no KV cache (reason: " +
                               decision.reason + ")");
   throw LayoutMismatchError("path " + std::string(to_string(decision.path)) + " reads " +
-                            std::string(layout_upper(*decision.layout)) + ", the cache is " +
-                            std::string(layout_upper(cache)) + " (reason: " + decision.reason + ")");
+                            std::string(message_name(*decision.layout)) + ", the cache is " +
+                            std::string(message_name(cache)) + " (reason: " + decision.reason + ")");
 }
 
 }  // namespace pmqa::dispatch

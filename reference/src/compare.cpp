@@ -35,8 +35,8 @@ std::optional<double> calc_diff(const std::vector<double>& x, const std::vector<
 
 double element_limit(const Case& c, const Reference& ref, const Tolerance& t, std::int64_t r, std::int64_t j) {
   const double ref_unit = ref.precision == Precision::fp32 ? 0x1p-24 : 0x1p-53;
-  return t.element_limit(t.sigma(ref.noise_at(r, j), std::fabs(ref.at(r, j, NanRule::relu_clamp)),
-                                 static_cast<long>(c.head_dim), static_cast<long>(c.heads), ref_unit));
+  return element_limit(t, cell_sigma(t, ref.noise_at(r, j), std::fabs(ref.at(r, j, NanRule::relu_clamp)),
+                                    static_cast<long>(c.head_dim), static_cast<long>(c.heads), ref_unit));
 }
 
 namespace {
@@ -148,7 +148,7 @@ class Comparer {
     if (sums.cells == 0) return false;
     where.cells = sums.cells;
     where.rms = sums.rms();
-    where.limit = o_.tolerance.region_limit(sums.cells);
+    where.limit = region_limit(o_.tolerance, sums.cells);
     gate.worst = std::max(gate.worst, where.rms / where.limit);
     if (where.rms <= where.limit) return false;
     ++gate.failing;

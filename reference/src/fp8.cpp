@@ -3,8 +3,6 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
-#include <string>
 
 namespace pmqa {
 namespace {
@@ -85,20 +83,6 @@ std::uint8_t encode_fp8(Fp8Format format, float value, Fp8Overflow overflow) noe
   if (!negative) return code;
   if (code == 0) return format == Fp8Format::e4m3fnuz ? 0x00 : 0x80;  // FNUZ has no -0
   return static_cast<std::uint8_t>(code | 0x80);
-}
-
-std::string_view to_string(Fp8Format format) noexcept {
-  return format == Fp8Format::e4m3fn ? "e4m3fn" : "e4m3fnuz";
-}
-
-std::string_view to_string(Fp8Overflow overflow) noexcept {
-  return overflow == Fp8Overflow::saturate ? "saturate" : "nan";
-}
-
-Fp8Format parse_fp8_format(std::string_view text) {
-  if (text == "e4m3fn" || text == "fn" || text == "ocp") return Fp8Format::e4m3fn;
-  if (text == "e4m3fnuz" || text == "fnuz") return Fp8Format::e4m3fnuz;
-  throw std::invalid_argument("unknown fp8 format '" + std::string(text) + "' (expected e4m3fn or e4m3fnuz)");
 }
 
 }  // namespace pmqa

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "pmqa/fixtures/generate.hpp"
-#include "pmqa/reference/case.hpp"
+#include "pmqa/model/case.hpp"
 #include "pmqa/reference/kv_cache.hpp"
 
 namespace pmqa {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "pmqa/dispatch/arch.hpp"
-#include "pmqa/reference/fp8.hpp"
+#include "pmqa/model/fp8_format.hpp"
 
 namespace pmqa::dispatch {
 

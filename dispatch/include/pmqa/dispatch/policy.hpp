@@ -14,25 +14,21 @@
 
 #include "pmqa/dispatch/arch.hpp"
 #include "pmqa/dispatch/arch_table.hpp"
-#include "pmqa/reference/case.hpp"
-#include "pmqa/reference/fp8.hpp"
-#include "pmqa/reference/path.hpp"
+#include "pmqa/model/case.hpp"
+#include "pmqa/model/fp8_format.hpp"
+#include "pmqa/model/path.hpp"
 
 namespace pmqa::dispatch {
 
-// The path a decision takes (fused, two-stage, reference-fallback, unsupported): the model's one Path.
+// The path a decision takes (fused, two-stage, reference-fallback, unsupported), and the KV layouts
+// and fp8 formats a decision names, with their spellings: the model's, one of each (to_string for
+// files and JSON, message_name for "NORMAL" / "SHUFFLE" in messages and summaries).
 using pmqa::Path;
 using pmqa::parse_path;
 using pmqa::to_string;
-
-// The KV value layouts and fp8 formats as messages and files spell them, independent of the
-// reference library's own to_string: "NORMAL" / "SHUFFLE" in messages, "normal" / "shuffle" and
-// "e4m3fn" / "e4m3fnuz" in files. The parse functions throw std::invalid_argument.
-std::string_view layout_upper(KvLayout layout) noexcept;
-std::string_view layout_lower(KvLayout layout) noexcept;
-std::string_view fp8_name(Fp8Format format) noexcept;
-KvLayout parse_layout_name(std::string_view text);
-Fp8Format parse_fp8_name(std::string_view text);
+using pmqa::message_name;
+using pmqa::parse_kv_layout;
+using pmqa::parse_fp8_format;
 
 // The kernel library a vendor's dispatch depends on: "AITER" (ROCm), "DeepGEMM" (NVIDIA).
 std::string_view kernel_library(Vendor vendor) noexcept;

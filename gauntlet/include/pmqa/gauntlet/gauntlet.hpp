@@ -26,7 +26,7 @@
 
 #include "pmqa/dispatch/policy.hpp"
 #include "pmqa/kernels/executor.hpp"
-#include "pmqa/reference/output.hpp"
+#include "pmqa/model/output.hpp"
 #include "pmqa/reference/reference.hpp"
 
 namespace pmqa::gauntlet {

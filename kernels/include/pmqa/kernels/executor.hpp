@@ -11,10 +11,10 @@
 #include <string>
 #include <string_view>
 
-#include "pmqa/reference/case.hpp"
-#include "pmqa/reference/output.hpp"
-#include "pmqa/reference/path.hpp"
-#include "pmqa/reference/tolerance.hpp"
+#include "pmqa/model/case.hpp"
+#include "pmqa/model/output.hpp"
+#include "pmqa/model/path.hpp"
+#include "pmqa/model/tolerance.hpp"
 
 namespace pmqa::kernels {
 

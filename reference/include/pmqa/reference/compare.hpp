@@ -9,10 +9,11 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "pmqa/reference/case.hpp"
-#include "pmqa/reference/output.hpp"
+#include "pmqa/model/case.hpp"
+#include "pmqa/model/output.hpp"
 #include "pmqa/reference/reference.hpp"
-#include "pmqa/reference/tolerance.hpp"
+#include "pmqa/model/tolerance.hpp"
+#include "pmqa/reference/noise.hpp"
 
 namespace pmqa {
 
@@ -78,7 +79,7 @@ struct Mismatch {
 };
 
 // A region (a (row, logical block), a row, or the whole output) whose errors broke its gate:
-// rms(err / sigma) over its compared cells above Tolerance::region_limit(cells).
+// rms(err / sigma) over its compared cells above region_limit(tolerance, cells) (noise.hpp).
 struct RegionMismatch {
   Gate gate = Gate::block;
   std::int64_t row = -1;             // -1 for the global gate

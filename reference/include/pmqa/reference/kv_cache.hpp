@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <span>
 
-#include "pmqa/reference/case.hpp"
+#include "pmqa/model/case.hpp"
 #include "pmqa/reference/fp8.hpp"
 
 namespace pmqa {

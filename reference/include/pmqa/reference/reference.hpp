@@ -5,9 +5,10 @@
 #include <limits>
 #include <vector>
 
-#include "pmqa/reference/case.hpp"
-#include "pmqa/reference/output.hpp"
-#include "pmqa/reference/tolerance.hpp"
+#include "pmqa/model/case.hpp"
+#include "pmqa/model/output.hpp"
+#include "pmqa/model/tolerance.hpp"
+#include "pmqa/reference/noise.hpp"
 
 namespace pmqa {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pmqa/reference/fp8.hpp"
+#include "pmqa/model/fp8_format.hpp"
 
 namespace pmqa {
 
@@ -23,9 +23,12 @@ enum class Contract : std::uint8_t {
   valid_only,  // only columns j < E_r are compared
 };
 
-std::string_view to_string(KvLayout layout) noexcept;
+// Each enum's spellings, once. KV layouts are "normal" / "shuffle" in files, JSON and case
+// descriptions, and "NORMAL" / "SHUFFLE" (the spec's names) in messages and decision summaries.
+std::string_view to_string(KvLayout layout) noexcept;     // "normal" | "shuffle"
+std::string_view message_name(KvLayout layout) noexcept;  // "NORMAL" | "SHUFFLE"
 std::string_view to_string(Contract contract) noexcept;
-KvLayout parse_kv_layout(std::string_view text);  // "normal" | "shuffle"; throws std::invalid_argument
+KvLayout parse_kv_layout(std::string_view text);  // either spelling of either layout; throws std::invalid_argument
 Contract parse_contract(std::string_view text);   // "clean" | "valid-only"; throws std::invalid_argument
 
 // Invalid input: the message names the field, the index and the value.

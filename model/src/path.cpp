@@ -1,4 +1,4 @@
-#include "pmqa/reference/path.hpp"
+#include "pmqa/model/path.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -1,4 +1,4 @@
-#include "pmqa/reference/output.hpp"
+#include "pmqa/model/output.hpp"
 
 #include <algorithm>
 #include <stdexcept>

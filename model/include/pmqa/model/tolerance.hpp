@@ -1,4 +1,6 @@
 // The tolerance model of spec §5: how far a correct kernel's output may be from the reference.
+// This header holds what a kernel or a command names (the profiles and their units, the NaN rule);
+// the oracle computes the scales, sigma and the gates' limits from them (pmqa/reference/noise.hpp).
 //
 // A kernel's rounding errors are modelled as noise whose size follows the data each cell's sums
 // run over, not their worst case. Per valid cell the oracle computes three scales (NoiseScales):
@@ -48,17 +50,6 @@ enum class NanRule : std::uint8_t {
 std::string_view to_string(NanRule rule) noexcept;
 NanRule parse_nan_rule(std::string_view text);  // "propagate" | "relu-clamp"; throws std::invalid_argument
 
-// The scales one cell's rounding errors grow with (see above), from the oracle.
-struct NoiseScales {
-  double over_d = 0;  // S_D
-  double over_h = 0;  // S_H
-  double terms = 0;   // S_T
-};
-
-// The gates' limits, as the report prints them.
-enum class Gate : std::uint8_t { element, block, row, global };
-std::string_view to_string(Gate gate) noexcept;
-
 struct Tolerance {
   std::string name = "fp32";
   double unit_d = 0x1p-24;      // per-add relative error of the sums over D
@@ -84,13 +75,6 @@ struct Tolerance {
   // throws std::invalid_argument listing the names otherwise.
   static Tolerance named(std::string_view name);
   static std::vector<std::string> names();
-
-  // One cell's sigma. ref_unit is the reference's own per-add error (2^-24 for the fp32
-  // reference, 2^-53 for fp64), entering with the same shape as the kernel's fp32 terms.
-  double sigma(const NoiseScales& noise, double abs_logit, long head_dim, long heads, double ref_unit) const noexcept;
-  double element_limit(double cell_sigma) const noexcept { return z_element * cell_sigma; }
-  // The limit on rms(err / sigma) over a region of `cells` compared cells.
-  double region_limit(std::int64_t cells) const noexcept;
 };
 
 }  // namespace pmqa

@@ -1,4 +1,4 @@
-#include "pmqa/reference/kernel_id.hpp"
+#include "pmqa/model/kernel_id.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -1,21 +1,34 @@
-#include "pmqa/reference/case.hpp"
+#include "pmqa/model/case.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <sstream>
 
-#include "pmqa/reference/kv_cache.hpp"
-
 namespace pmqa {
 
-std::string_view to_string(KvLayout layout) noexcept { return layout == KvLayout::normal ? "normal" : "shuffle"; }
+std::string_view to_string(KvLayout layout) noexcept {
+  switch (layout) {
+    case KvLayout::normal: return "normal";
+    case KvLayout::shuffle: return "shuffle";
+  }
+  return "?";
+}
+
+std::string_view message_name(KvLayout layout) noexcept {
+  switch (layout) {
+    case KvLayout::normal: return "NORMAL";
+    case KvLayout::shuffle: return "SHUFFLE";
+  }
+  return "?";
+}
+
 std::string_view to_string(Contract contract) noexcept { return contract == Contract::clean ? "clean" : "valid-only"; }
 
 KvLayout parse_kv_layout(std::string_view text) {
-  if (text == "normal") return KvLayout::normal;
-  if (text == "shuffle") return KvLayout::shuffle;
-  throw std::invalid_argument("unknown KV layout '" + std::string(text) + "' (expected normal or shuffle)");
+  if (text == "normal" || text == "NORMAL") return KvLayout::normal;
+  if (text == "shuffle" || text == "SHUFFLE") return KvLayout::shuffle;
+  throw std::invalid_argument("unknown KV layout \"" + std::string(text) + "\" (expected normal or shuffle)");
 }
 
 Contract parse_contract(std::string_view text) {
@@ -91,9 +104,12 @@ void check_buffer_sizes(const Case& c) {
               "[B, max_blocks_per_seq]");
 }
 
+// Token t's fp32 scale in physical block `block` (spec §2: the scales follow the block's values,
+// never shuffled). Validation reads it here rather than through the oracle's KV reader, so the
+// model the kernels link holds no oracle code.
 float read_scale(const Case& c, std::int64_t block, std::int64_t t) {
   float s;
-  std::memcpy(&s, c.kv_cache.data() + block * c.block_stride + kv_scale_offset(c.block_size, c.head_dim, t), 4);
+  std::memcpy(&s, c.kv_cache.data() + block * c.block_stride + c.block_size * c.head_dim + 4 * t, 4);
   return s;
 }
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "pmqa/reference/path.hpp"
+#include "pmqa/model/path.hpp"
 
 namespace pmqa {
 
