@@ -25,6 +25,8 @@ from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
+from .strict_json import duplicate_key_hook
+
 FORMAT_VERSION = "1"
 MAX_HEADER_BYTES = 16 << 20  # the largest JSON header the reader accepts
 MAX_JSON_DEPTH = 8
@@ -353,13 +355,7 @@ class _JsonProblem(Exception):
     pass
 
 
-def _no_duplicates(pairs):
-    out = {}
-    for k, v in pairs:
-        if k in out:
-            raise _JsonProblem(f"duplicate key {_quoted(k)}")
-        out[k] = v
-    return out
+_no_duplicates = duplicate_key_hook(_JsonProblem, lambda k: f"duplicate key {_quoted(k)}")
 
 
 def _reject_constant(name):

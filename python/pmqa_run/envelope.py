@@ -19,6 +19,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pmqa_cases.strict_json import duplicate_key_hook
+
 from .data import DataError, data_path
 
 SCHEMA = "pmqa-envelope/1"
@@ -196,13 +198,7 @@ def _fail(origin: str, where: str, problem: str):
     raise EnvelopeError(f"{origin}: {where}: {problem}")
 
 
-def _no_duplicates(pairs):
-    out = {}
-    for k, v in pairs:
-        if k in out:
-            raise EnvelopeError(f"key \"{k}\" appears twice in one object")
-        out[k] = v
-    return out
+_no_duplicates = duplicate_key_hook(EnvelopeError)  # 'key "k" appears twice in one object'
 
 
 def _only_keys(j: Any, keys: Sequence[str], origin: str, where: str) -> None:

@@ -20,6 +20,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from pmqa_cases.strict_json import duplicate_key_hook
+
 from .data import DataError, data_path
 
 SCHEMA = "pmqa-kernel-names/1"
@@ -67,14 +69,7 @@ def _fail(origin: str, where: str, problem: str):
 
 def parse_kernel_names(text: str, origin: str) -> List[KernelEntry]:
     """The entries of a kernel-name file; strict (unknown keys, missing or empty fields are errors)."""
-    def no_dupes(pairs):
-        out = {}
-        for k, v in pairs:
-            if k in out:
-                raise DataError(f"{origin}: key \"{k}\" appears twice in one object")
-            out[k] = v
-        return out
-
+    no_dupes = duplicate_key_hook(DataError, lambda k: f"{origin}: key \"{k}\" appears twice in one object")
     try:
         doc = json.loads(text, object_pairs_hook=no_dupes)
     except ValueError as e:
