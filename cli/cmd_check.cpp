@@ -12,7 +12,7 @@
 #include "command.hpp"
 #include "pmqa/dispatch/device_check.hpp"
 #include "pmqa/fixtures/suites.hpp"
-#include "pmqa/kernels/executor.hpp"
+#include "pmqa/kernels/run_decision.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "progress.hpp"
 #include "results.hpp"
@@ -55,8 +55,12 @@ int check_expected_arch(const CheckOptions& o) {
 struct SubjectOutput {
   OutputBuffer out;
   Tolerance tolerance = Tolerance::fp32();
-  std::string kernel;
-  std::string instruction;  // fused-mma's: "wgmma" or "mma.sync"
+  std::optional<KernelId> kernel;  // the kernel that ran (none for the reference)
+};
+
+// A subject that does not take a case: the cell is skipped with this reason.
+struct SkipCase {
+  std::string reason;
 };
 
 // Something whose output is checked: runs on a case, returns the output buffer.
@@ -87,9 +91,41 @@ std::vector<std::shared_ptr<kernels::Executor>> executors(const std::string& whi
   return list;
 }
 
+// --expect-arch (on the device it names): each case as the engine would run it there. The policy
+// decides for the device's arch and the case's shape, and run_decision runs the decided kernel
+// family, the trace noting what ran. A case in another fp8 format or KV layout than the decision's,
+// or in a shape the decided kernels do not take, is skipped with the reason.
+Subject decided_subject(const CheckOptions& o) {
+  std::shared_ptr<kernels::Executor> gpu = kernels::make_gpu_executor();
+  const std::string arch = gpu->arch();
+  return {"decided/" + gpu->name(), true, [gpu, arch, context = o.context](const Case& c) {
+            dispatch::Context ctx = context;
+            ctx.block_size = c.block_size;
+            ctx.next_n = c.next_n;
+            ctx.heads = c.heads;
+            const dispatch::Decision d = dispatch::select(arch, ctx);
+            if (!is_kernel_path(d.path)) throw SkipCase{"the decision is " + d.summary() + ", not a kernel"};
+            if (d.fp8 != c.fp8 || d.layout != c.layout)
+              throw SkipCase{"the decision reads " + d.summary() + "; the case is " + std::string(to_string(c.fp8)) + ", " +
+                             std::string(dispatch::layout_upper(c.layout))};
+            bool fits = false;
+            std::string unfit;
+            for (const auto& f : kernels::kernel_fits(d.path, c, gpu->caps())) {
+              if (!d.kernel.empty() && family_name(f.kernel) != d.kernel) continue;
+              fits = f.fits();
+              if (fits) break;
+              unfit += (unfit.empty() ? "" : "; ") + std::string(to_string(f.kernel)) + ": " + f.unfit;
+            }
+            if (!fits) throw SkipCase{"the decided kernels do not take the case (" + unfit + ")"};
+            auto run = kernels::run_decision(*gpu, d, c);
+            const Tolerance tol = kernels::tolerance_for(run);
+            return SubjectOutput{std::move(run.out), tol, run.kernel};
+          }};
+}
+
 std::vector<Subject> subjects(const CheckOptions& o) {
   std::vector<Subject> list{{"reference-fp32", false, [](const Case& c) {
-                               return SubjectOutput{reference_fp32_output(c), Tolerance::fp32(), "reference-fp32", ""};
+                               return SubjectOutput{reference_fp32_output(c), Tolerance::fp32(), std::nullopt};
                              }}};
   for (const auto& exec : executors(o.executor))
     for (const auto& p : o.paths) {
@@ -99,9 +135,10 @@ std::vector<Subject> subjects(const CheckOptions& o) {
                       [exec, path](const Case& c) {
                         auto run = exec->run(path, c);
                         const Tolerance tol = kernels::tolerance_for(run);
-                        return SubjectOutput{std::move(run.out), tol, run.kernel, run.instruction};
+                        return SubjectOutput{std::move(run.out), tol, run.kernel};
                       }});
     }
+  if (!o.expect_arch.empty()) list.push_back(decided_subject(o));
   return list;
 }
 
@@ -147,7 +184,14 @@ int run_check(const CheckOptions& o) {
         oracle = std::make_unique<Reference>(compute_reference(*c, {.precision = Precision::fp64}));
         row[1] = shape_summary(*c);
       }
-      const SubjectOutput produced = sub.run(*c);
+      SubjectOutput produced;
+      try {
+        produced = sub.run(*c);
+      } catch (const SkipCase& skip) {
+        results.push_back({o.suite, test_name, false, true, false, 0, skip.reason, "", {}});
+        row.push_back("skip");
+        continue;
+      }
       Report rep = compare(*c, *oracle, produced.out, {.tolerance = produced.tolerance});
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       rep.reproduce = "pmqa check --suite " + o.suite + " --case " + sc.name + " --executor " + o.executor;
@@ -155,10 +199,10 @@ int run_check(const CheckOptions& o) {
                          rep.passed() ? "" : std::to_string(rep.failing_cells()) + " failing cell(s), " +
                                                  std::to_string(rep.failing_regions()) + " region(s) (" + rep.broken() + ")",
                          rep.to_text(), rep.to_json()});
+      // The fused path has several kernels: its cells say which one ran.
+      const bool fused = produced.kernel && path_of(*produced.kernel) == Path::fused;
       row.push_back((rep.passed() ? "ok " + format_g(rep.worst_bound_ratio) : "FAIL " + rep.broken()) +
-                    (produced.kernel == "fused-mma"    ? " (" + produced.instruction + ")"
-                     : produced.kernel == "fused-mfma" ? std::string(" (mfma)")
-                                                       : std::string()));
+                    (fused ? " (" + std::string(to_string(*produced.kernel)) + ")" : std::string()));
       if (!rep.passed() || o.verbose) {
         progress.clear();
         std::printf("%s [%s]\n%s", sc.name.c_str(), sub.name.c_str(), rep.to_text().c_str());

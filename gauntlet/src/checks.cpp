@@ -162,7 +162,7 @@ std::vector<Finding> kernel_property(const KernelFactory& make, const PropertyOp
             const Report rep = compare(p->c, p->ref, run.out, {.tolerance = judged_under(o.tolerance, run)});
             if (!rep.passed()) {
               std::ostringstream msg;
-              msg << config_name(group[i]) << " (" << run.kernel << "), case " << spec << "\n" << rep.to_text();
+              msg << config_name(group[i]) << " (" << to_string(run.kernel) << "), case " << spec << "\n" << rep.to_text();
               throw rc::detail::CaseResult(rc::detail::CaseResult::Type::Failure, msg.str());  // RC_FAIL without file:line
             }
           }

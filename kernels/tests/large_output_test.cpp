@@ -29,7 +29,7 @@ void expect_rows_past_2g_written(std::int64_t heads, std::int64_t head_dim, int 
   for (const auto path : {kernels::Path::fused, kernels::Path::two_stage}) {
     const auto run = exec->run(path, c, {.row_pad = stride - s.max_model_len});
     const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
-    EXPECT_TRUE(rep.passed()) << run.kernel << " on " << exec->name() << "\n" << rep.to_text();
+    EXPECT_TRUE(rep.passed()) << to_string(run.kernel) << " on " << exec->name() << "\n" << rep.to_text();
   }
 }
 
