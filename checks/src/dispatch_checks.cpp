@@ -17,7 +17,7 @@ Finding arch_matrix(const dispatch::Policy& policy) {
     f.caught = true;
     f.first_detection = static_cast<std::int64_t>(i) + 1;
     f.evidence = std::to_string(report.failures()) + " of " + std::to_string(report.results.size()) +
-                 " rows fail; first: " + report.results[i].message;
+                 " rows fail; first: " + report.results[i].message + "\n" + report.failure_text();
     break;
   }
   f.seconds = detail::seconds_since(t0);
