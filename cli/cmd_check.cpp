@@ -1,15 +1,16 @@
 // pmqa check: run a built-in suite through every subject and compare each with the fp64 oracle.
 // Subjects: the fp32 reference itself, and each kernel path on each executor asked for (host at
-// wave sizes 64 and 32; the GPU when present). One row per case, one column per subject.
+// wave sizes 64 and 32; the GPU when present). One row per case, one column per subject; each cell
+// is checks::judge_case, the step the quick suite check (unit tests, gauntlet) takes per case.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "command.hpp"
+#include "pmqa/checks/judge.hpp"
 #include "pmqa/dispatch/device_check.hpp"
 #include "pmqa/fixtures/suites.hpp"
 #include "pmqa/kernels/executor.hpp"
@@ -51,25 +52,6 @@ int check_expected_arch(const CheckOptions& o) {
   return result.exit_code() == 0 ? -1 : result.exit_code();
 }
 
-// What a subject produced, and the tolerance profile of the kernel that produced it.
-struct SubjectOutput {
-  OutputBuffer out;
-  Tolerance tolerance = Tolerance::fp32();
-  std::string kernel;
-  std::string instruction;  // fused-mma's: "wgmma" or "mma.sync"
-};
-
-// Something whose output is checked: runs on a case, returns the output buffer.
-struct Subject {
-  std::string name;
-  bool handles_large = false;  // may run the gigabyte cases (GPU only)
-  std::function<SubjectOutput(const Case&)> run;
-};
-
-OutputBuffer reference_fp32_output(const Case& c) {
-  return as_output(compute_reference(c, {.precision = Precision::fp32, .with_noise = false}));
-}
-
 std::vector<std::shared_ptr<kernels::Executor>> executors(const std::string& which) {
   std::vector<std::shared_ptr<kernels::Executor>> list;
   if (which == "host" || which == "auto") {
@@ -87,21 +69,10 @@ std::vector<std::shared_ptr<kernels::Executor>> executors(const std::string& whi
   return list;
 }
 
-std::vector<Subject> subjects(const CheckOptions& o) {
-  std::vector<Subject> list{{"reference-fp32", false, [](const Case& c) {
-                               return SubjectOutput{reference_fp32_output(c), Tolerance::fp32(), "reference-fp32", ""};
-                             }}};
+std::vector<checks::Subject> subjects(const CheckOptions& o) {
+  std::vector<checks::Subject> list{checks::reference_subject()};
   for (const auto& exec : executors(o.executor))
-    for (const auto& p : o.paths) {
-      const kernels::Path path = kernels::parse_path(p);
-      const bool gpu = exec->arch() != "host";
-      list.push_back({std::string(kernels::to_string(path)) + "/" + exec->name(), gpu && path == kernels::Path::fused,
-                      [exec, path](const Case& c) {
-                        auto run = exec->run(path, c);
-                        const Tolerance tol = kernels::tolerance_for(run);
-                        return SubjectOutput{std::move(run.out), tol, run.kernel, run.instruction};
-                      }});
-    }
+    for (const auto& p : o.paths) list.push_back(checks::kernel_subject(exec, kernels::parse_path(p)));
   return list;
 }
 
@@ -147,8 +118,9 @@ int run_check(const CheckOptions& o) {
         oracle = std::make_unique<Reference>(compute_reference(*c, {.precision = Precision::fp64}));
         row[1] = shape_summary(*c);
       }
-      const SubjectOutput produced = sub.run(*c);
-      Report rep = compare(*c, *oracle, produced.out, {.tolerance = produced.tolerance});
+      checks::CaseJudgement judged = checks::judge_case(sub, *c, *oracle);
+      const checks::SubjectOutput& produced = judged.produced;
+      Report& rep = *judged.verdict.report;  // pmqa's checker always reports
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       rep.reproduce = "pmqa check --suite " + o.suite + " --case " + sc.name + " --executor " + o.executor;
       results.push_back({o.suite, test_name, rep.passed(), false, false, seconds,
