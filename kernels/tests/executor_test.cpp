@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pmqa/checks/checks.hpp"
 #include "pmqa/fixtures/suites.hpp"
 #include "pmqa/kernels/executor.hpp"
 #include "pmqa/reference/compare.hpp"
@@ -24,28 +25,17 @@ bool fits(KernelId kernel, const Case& c, const kernels::DeviceCaps& device) {
   return false;
 }
 
-struct Param {
-  kernels::Path path;
-  int warp_size;
-};
-
-class QuickSuiteOnHost : public ::testing::TestWithParam<Param> {};
+// checks::quick_suite, one configuration per test.
+class QuickSuiteOnHost : public ::testing::TestWithParam<checks::KernelConfig> {};
 
 TEST_P(QuickSuiteOnHost, EveryCaseMatchesTheReference) {
-  const auto exec = kernels::make_host_executor({.warp_size = GetParam().warp_size});
-  for (const auto& sc : fixtures::suite("quick")) {
-    if (sc.large) continue;
-    const Case c = fixtures::make_case(sc.spec);
-    const Reference ref = compute_reference(c, {.precision = Precision::fp64});
-    const auto run = exec->run(GetParam().path, c);
-    const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
-    EXPECT_TRUE(rep.passed()) << sc.name << " on " << exec->name() << " (" << to_string(GetParam().path) << ")\n" << rep.to_text();
+  for (const auto& f : checks::quick_suite(checks::host_factory(), {}, {GetParam()})) {
+    EXPECT_FALSE(f.caught) << f.config << ": " << f.evidence;
+    EXPECT_GE(f.cases_run, 20) << f.config;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, QuickSuiteOnHost,
-                         ::testing::Values(Param{kernels::Path::fused, 64}, Param{kernels::Path::fused, 32},
-                                           Param{kernels::Path::two_stage, 64}, Param{kernels::Path::two_stage, 32}),
+INSTANTIATE_TEST_SUITE_P(Kernels, QuickSuiteOnHost, ::testing::ValuesIn(checks::quick_suite_configs()),
                          [](const auto& p) {
                            return std::string(p.param.path == kernels::Path::fused ? "fused" : "two_stage") + "_w" +
                                   std::to_string(p.param.warp_size);
@@ -228,10 +218,8 @@ TEST(HostExecutor, OutputsOf2To36CellsAreAnError) {
 }
 
 TEST(HostExecutor, RelaunchesAreBitwiseIdentical) {
-  const auto sc = fixtures::suite("quick").at(0);
-  const auto run = kernels::make_host_executor({.schedule_seed = 99})->run(kernels::Path::fused, fixtures::make_case(sc.spec), {.launches = 3});
-  EXPECT_EQ(run.launches, 3);
-  EXPECT_TRUE(run.deterministic());
+  const checks::Finding f = checks::relaunch(checks::host_factory());
+  EXPECT_FALSE(f.caught) << f.evidence;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include "pmqa/checks/property.hpp"
 #include "pmqa/fixtures/generate.hpp"
 #include "pmqa/fixtures/rapidcheck.hpp"
 #include "pmqa/kernels/executor.hpp"
@@ -17,12 +18,7 @@
 namespace pmqa {
 namespace {
 
-fixtures::SpecRanges ranges() {
-  fixtures::SpecRanges r;
-  r.max_model_len = 300;
-  r.max_work = 4'000'000;
-  return r;
-}
+fixtures::SpecRanges ranges() { return checks::property_ranges(); }
 
 // The reference's layout with another run's values: lets compare() check one kernel path
 // against another with the same bound (the other run's own error enters as an fp32 reference's).
@@ -42,7 +38,7 @@ std::string executor_name(ExecutorKind k) {
 
 std::unique_ptr<kernels::Executor> make(ExecutorKind k) {
   switch (k) {
-    // Seeded shuffled schedules: a race shows up as a difference between the two launches below.
+    // Seeded shuffled schedules (checks::property_configs'): a race shows up as a difference between launches.
     case ExecutorKind::host_w64: return kernels::make_host_executor({.warp_size = 64, .schedule_seed = 0x5EED64});
     case ExecutorKind::host_w32: return kernels::make_host_executor({.warp_size = 32, .schedule_seed = 0x5EED32});
     case ExecutorKind::gpu: return kernels::find_gpu() ? kernels::make_gpu_executor() : nullptr;
@@ -50,23 +46,15 @@ std::unique_ptr<kernels::Executor> make(ExecutorKind k) {
   return nullptr;
 }
 
+// checks::kernel_property_case under rc::check: a random seed, shrinking and a reproduce line.
 class KernelVsReference : public ::testing::TestWithParam<std::tuple<ExecutorKind, kernels::Path>> {};
 
 TEST_P(KernelVsReference, SameBytesBoundAndCleanContract) {
   const auto exec = make(std::get<0>(GetParam()));
   if (!exec) GTEST_SKIP() << "no GPU found: the GPU half of this property did not run";
   const kernels::Path path = std::get<1>(GetParam());
-  const bool ok = rc::check(exec->name() + " " + std::string(to_string(path)) + " vs reference", [&] {
-    const auto spec = *fixtures::gen_case_spec(ranges());
-    const Case c = fixtures::make_case(spec);
-    const Reference ref = compute_reference(c, {.precision = Precision::fp64});
-    const auto run = exec->run(path, c, {.launches = 2});  // relaunches must be bitwise identical (spec §5)
-    if (!run.deterministic())
-      RC_FAIL(std::string(to_string(run.kernel)) + ": " + std::to_string(run.differing_cells) + " cells differ between launches");
-    const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
-    if (!rep.passed()) RC_FAIL(std::string(to_string(run.kernel)) + "\n" + rep.to_text());
-    RC_TAG(std::string(to_string(run.kernel)));
-  });
+  const bool ok = rc::check(exec->name() + " " + std::string(to_string(path)) + " vs reference",
+                            [&] { RC_TAG(checks::kernel_property_case({{exec.get(), path}})); });
   EXPECT_TRUE(ok);
 }
 

@@ -17,15 +17,16 @@
 #include <string>
 #include <unordered_map>
 
+#include "pmqa/checks/finding.hpp"
 #include "pmqa/kernels/detail/host_backend.hpp"
 
 namespace pmqa::gauntlet {
 
 // The sandbox itself failed (no address space for its mapping): an error of the harness, never a
 // detection. The checks let it through instead of counting it against the kernel under test.
-class SandboxError : public std::runtime_error {
+class SandboxError : public checks::HarnessError {
  public:
-  using std::runtime_error::runtime_error;
+  using checks::HarnessError::HarnessError;
 };
 
 class SandboxBackend : public kernels::detail::HostBackend {
