@@ -15,7 +15,8 @@ struct FusedScalarSpec {
   template <class Hooks, class Tuning, class Backend>
   static void launch(Backend& be, const LaunchArgs& a) {
     with_instance(a.c, [&]<int kD, bool kFnuz>() {
-      be.launch("fused_logits_kernel", kdev::fused_logits_kernel<Hooks, kD, kFnuz>, scalar_grid(a.c), dim3(kdev::kFusedThreads), a.p);
+      be.launch("fused_logits_kernel", kdev::fused_logits_kernel<Hooks, kD, kFnuz>, kdev::scalar_grid(a.c.max_model_len, a.c.batch),
+                dim3(kdev::kFusedThreads), a.p);
     });
   }
 };

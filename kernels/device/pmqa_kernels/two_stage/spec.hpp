@@ -21,7 +21,8 @@ struct TwoStageSpec {
               dim3(static_cast<unsigned>(flat_blocks(cells, be.resident_blocks(), kdev::kFlatThreads))), dim3(kdev::kFlatThreads),
               a.p.per_head, cells);
     with_instance(c, [&]<int kD, bool kFnuz>() {
-      be.launch("stage1_kernel", kdev::stage1_kernel<Hooks, kD, kFnuz>, scalar_grid(c), dim3(kdev::kFusedThreads), a.p);
+      be.launch("stage1_kernel", kdev::stage1_kernel<Hooks, kD, kFnuz>, kdev::scalar_grid(c.max_model_len, c.batch),
+                dim3(kdev::kFusedThreads), a.p);
     });
     be.launch("head_sum_kernel", kdev::head_sum_kernel<Hooks>,
               dim3(static_cast<unsigned>(flat_blocks(c.rows() * c.max_model_len, be.resident_blocks(), kdev::kFlatThreads))),

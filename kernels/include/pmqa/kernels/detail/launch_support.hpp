@@ -47,11 +47,6 @@ void with_instance(const Case& c, F&& f) {
   }
 }
 
-// The scalar kernels' grid: a block per kKeysPerBlock keys of each sequence.
-inline dim3 scalar_grid(const Case& c) {
-  return dim3(static_cast<unsigned>((c.max_model_len + kdev::kKeysPerBlock - 1) / kdev::kKeysPerBlock), static_cast<unsigned>(c.batch));
-}
-
 // Why a case cannot take the matrix-unit kernels' shapes (fused-mma, fused-mfma: D 128 in 64-key
 // chunks, 32 to 128 query rows of whole heads a launch), or "" when it can.
 inline std::string matrix_shape_unfit(const Case& c) {
