@@ -22,6 +22,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -181,8 +182,7 @@ bool correct_once(Run& run, const pmqa::Case& c, const pmqa::Reference& ref) {
 struct Kernel {
   const char* name;
   Path path;
-  pmqa::kernels::FusedVariant variant;
-  pmqa::kernels::MmaInstruction instruction = pmqa::kernels::MmaInstruction::automatic;
+  std::optional<pmqa::KernelId> kernel;  // absent: the path's first kernel that fits
 };
 
 }  // namespace
@@ -206,8 +206,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   try {
-    const bool wgmma = pmqa::kernels::detail::device_runs_wgmma(gpu->cc_major, gpu->cc_minor);
-    HipBackend be(gpu->device, gpu->multiprocessors, gpu->cc_major * 10 + gpu->cc_minor >= 89, wgmma);
+    HipBackend be(gpu->device, gpu->multiprocessors, pmqa::kernels::make_gpu_executor(gpu->device)->caps());
     const double bw = copy_bandwidth(be, 20);
     const double fma = fma_rate(be, gpu->multiprocessors, 20);
     const double mma = mma_rate(be, gpu->multiprocessors, 20);
@@ -215,12 +214,12 @@ int main(int argc, char** argv) {
                 "f16 mma.sync m16n8k16 rate %.0f TFLOP/s\n",
                 gpu->name.c_str(), gpu->arch.c_str(), gpu->multiprocessors, bw / 1e9, fma / 1e12, mma / 1e12);
     L2Flusher flusher(be, std::size_t{512} << 20);
-    // fused-mma as dispatch picks it (wgmma on sm_90a) and, beside it, its mma.sync kernel.
-    const Kernel kernels[] = {{"fused-mma", Path::fused, pmqa::kernels::FusedVariant::mma},
-                              {"mma.sync", Path::fused, pmqa::kernels::FusedVariant::mma,
-                               pmqa::kernels::MmaInstruction::mma_sync},
-                              {"fused-scalar", Path::fused, pmqa::kernels::FusedVariant::scalar},
-                              {"two-stage", Path::two_stage, pmqa::kernels::FusedVariant::automatic}};
+    // The fused path as the kernel list picks it (fused-mma's wgmma kernel on sm_90a) and, beside
+    // it, fused-mma's mma.sync kernel and the portable one.
+    const Kernel kernels[] = {{"fused-mma", Path::fused, std::nullopt},
+                              {"mma.sync", Path::fused, pmqa::KernelId::fused_mma_sync},
+                              {"fused-scalar", Path::fused, pmqa::KernelId::fused_scalar},
+                              {"two-stage", Path::two_stage, std::nullopt}};
     std::vector<Row> rows;
     bool all_correct = true;
     std::printf("\nDeepSeek-V3.2 decode: B 64, H 64, D 128, block 64, context ~8192, max_model_len 16384\n");
@@ -231,9 +230,10 @@ int main(int argc, char** argv) {
       std::printf("next_n %lld: minimal bytes %.1f MB (copy floor %.4f ms), %.2f GFLOP\n", static_cast<long long>(n),
                   bytes / 1e6, bytes / bw * 1e3, flops / 1e9);
       for (const Kernel& k : kernels) {
-        PreparedRun<HipBackend> run(be, k.path, c, {.variant = k.variant, .mma_instruction = k.instruction});
-        if (k.path == Path::fused && k.variant == pmqa::kernels::FusedVariant::mma)
-          std::printf("  %s runs %s, keys by %s\n", k.name, run.instruction().c_str(), run.key_copies().c_str());
+        PreparedRun<HipBackend> run(be, k.path, c, {.kernel = k.kernel});
+        if (k.path == Path::fused && !k.kernel)
+          std::printf("  %s runs %s, keys by %s\n", k.name, std::string(pmqa::to_string(run.kernel())).c_str(),
+                      run.key_copies().empty() ? "its own loads" : run.key_copies().c_str());
         const bool correct = correct_once(run, c, ref);
         const double ms = time_launch(run, flusher, reps);
         rows.push_back({k.name, n, ms, bytes / (ms * 1e-3) / 1e9, flops / (ms * 1e-3) / 1e12, bytes / bw * 1e3, correct,
@@ -267,7 +267,7 @@ int main(int argc, char** argv) {
       for (const auto& sh : shapes) {
         const pmqa::Case c = decode_case(sh.batch, sh.ctx, sh.n, sh.ctx * 13 / 10 + 64, false);
         const double bytes = minimal_bytes(c), flops = flop_count(c);
-        PreparedRun<HipBackend> run(be, Path::fused, c, {.variant = pmqa::kernels::FusedVariant::mma});
+        PreparedRun<HipBackend> run(be, Path::fused, c, {});
         const double ms = time_launch(run, flusher, std::max(10, reps / 2));
         std::printf("%-8lld %-6lld %-6lld %10.1f %10.2f %9.4f %8.0f %7.0f%% %8.2f\n", static_cast<long long>(sh.ctx),
                     static_cast<long long>(sh.batch), static_cast<long long>(sh.n), bytes / 1e6, flops / 1e9, ms,

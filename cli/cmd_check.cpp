@@ -1,18 +1,19 @@
 // pmqa check: run a built-in suite through every subject and compare each with the fp64 oracle.
 // Subjects: the fp32 reference itself, and each kernel path on each executor asked for (host at
-// wave sizes 64 and 32; the GPU when present). One row per case, one column per subject.
+// wave sizes 64 and 32; the GPU when present). One row per case, one column per subject; each cell
+// is checks::judge_case, the step the quick suite check (unit tests, gauntlet) takes per case.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "command.hpp"
+#include "pmqa/checks/judge.hpp"
 #include "pmqa/dispatch/device_check.hpp"
 #include "pmqa/fixtures/suites.hpp"
-#include "pmqa/kernels/executor.hpp"
+#include "pmqa/kernels/run_decision.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "progress.hpp"
 #include "results.hpp"
@@ -51,25 +52,6 @@ int check_expected_arch(const CheckOptions& o) {
   return result.exit_code() == 0 ? -1 : result.exit_code();
 }
 
-// What a subject produced, and the tolerance profile of the kernel that produced it.
-struct SubjectOutput {
-  OutputBuffer out;
-  Tolerance tolerance = Tolerance::fp32();
-  std::string kernel;
-  std::string instruction;  // fused-mma's: "wgmma" or "mma.sync"
-};
-
-// Something whose output is checked: runs on a case, returns the output buffer.
-struct Subject {
-  std::string name;
-  bool handles_large = false;  // may run the gigabyte cases (GPU only)
-  std::function<SubjectOutput(const Case&)> run;
-};
-
-OutputBuffer reference_fp32_output(const Case& c) {
-  return as_output(compute_reference(c, {.precision = Precision::fp32, .with_noise = false}));
-}
-
 std::vector<std::shared_ptr<kernels::Executor>> executors(const std::string& which) {
   std::vector<std::shared_ptr<kernels::Executor>> list;
   if (which == "host" || which == "auto") {
@@ -87,21 +69,48 @@ std::vector<std::shared_ptr<kernels::Executor>> executors(const std::string& whi
   return list;
 }
 
-std::vector<Subject> subjects(const CheckOptions& o) {
-  std::vector<Subject> list{{"reference-fp32", false, [](const Case& c) {
-                               return SubjectOutput{reference_fp32_output(c), Tolerance::fp32(), "reference-fp32", ""};
-                             }}};
+// --expect-arch (on the device it names): each case as the engine would run it there. The policy
+// decides for the device's arch and the case's shape, and run_decision runs the decided kernel
+// family, the trace noting what ran. A case in another fp8 format or KV layout than the decision's,
+// or in a shape the decided kernels do not take, is not taken (skipped, with the reason).
+checks::Subject decided_subject(const CheckOptions& o) {
+  std::shared_ptr<kernels::Executor> gpu = kernels::make_gpu_executor();
+  const std::string arch = gpu->arch();
+  checks::Subject s{"decided/" + gpu->name(), true, [gpu, arch, context = o.context](const Case& c) {
+                      dispatch::Context ctx = context;
+                      ctx.block_size = c.block_size;
+                      ctx.next_n = c.next_n;
+                      ctx.heads = c.heads;
+                      const dispatch::Decision d = dispatch::select(arch, ctx);
+                      if (!is_kernel_path(d.path)) throw checks::CaseNotTaken("the decision is " + d.summary() + ", not a kernel");
+                      if (d.fp8 != c.fp8 || d.layout != c.layout)
+                        throw checks::CaseNotTaken("the decision reads " + d.summary() + "; the case is " +
+                                                   std::string(to_string(c.fp8)) + ", " + std::string(dispatch::message_name(c.layout)));
+                      bool fits = false;
+                      std::string unfit;
+                      for (const auto& f : kernels::kernel_fits(d.path, c, gpu->caps())) {
+                        if (!d.kernel.empty() && family_name(f.kernel) != d.kernel) continue;
+                        fits = f.fits();
+                        if (fits) break;
+                        unfit += (unfit.empty() ? "" : "; ") + std::string(to_string(f.kernel)) + ": " + f.unfit;
+                      }
+                      if (!fits) throw checks::CaseNotTaken("the decided kernels do not take the case (" + unfit + ")");
+                      auto run = kernels::run_decision(*gpu, d, c);
+                      checks::SubjectOutput out;
+                      out.tolerance = kernels::tolerance_for(run);
+                      out.kernel = std::string(to_string(run.kernel));
+                      out.out = std::move(run.out);
+                      return out;
+                    }};
+  s.names_kernel = true;
+  return s;
+}
+
+std::vector<checks::Subject> subjects(const CheckOptions& o) {
+  std::vector<checks::Subject> list{checks::reference_subject()};
   for (const auto& exec : executors(o.executor))
-    for (const auto& p : o.paths) {
-      const kernels::Path path = kernels::parse_path(p);
-      const bool gpu = exec->arch() != "host";
-      list.push_back({std::string(kernels::to_string(path)) + "/" + exec->name(), gpu && path == kernels::Path::fused,
-                      [exec, path](const Case& c) {
-                        auto run = exec->run(path, c);
-                        const Tolerance tol = kernels::tolerance_for(run);
-                        return SubjectOutput{std::move(run.out), tol, run.kernel, run.instruction};
-                      }});
-    }
+    for (const auto& p : o.paths) list.push_back(checks::kernel_subject(exec, kernels::parse_path(p)));
+  if (!o.expect_arch.empty()) list.push_back(decided_subject(o));
   return list;
 }
 
@@ -147,18 +156,25 @@ int run_check(const CheckOptions& o) {
         oracle = std::make_unique<Reference>(compute_reference(*c, {.precision = Precision::fp64}));
         row[1] = shape_summary(*c);
       }
-      const SubjectOutput produced = sub.run(*c);
-      Report rep = compare(*c, *oracle, produced.out, {.tolerance = produced.tolerance});
+      checks::CaseJudgement judged;
+      try {
+        judged = checks::judge_case(sub, *c, *oracle);
+      } catch (const checks::CaseNotTaken& skip) {
+        results.push_back({o.suite, test_name, false, true, false, 0, skip.what(), "", {}});
+        row.push_back("skip");
+        continue;
+      }
+      const checks::SubjectOutput& produced = judged.produced;
+      Report& rep = *judged.verdict.report;  // pmqa's checker always reports
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       rep.reproduce = "pmqa check --suite " + o.suite + " --case " + sc.name + " --executor " + o.executor;
       results.push_back({o.suite, test_name, rep.passed(), false, false, seconds,
                          rep.passed() ? "" : std::to_string(rep.failing_cells()) + " failing cell(s), " +
                                                  std::to_string(rep.failing_regions()) + " region(s) (" + rep.broken() + ")",
                          rep.to_text(), rep.to_json()});
+      // A subject that several kernels serve (the fused path) says which one ran.
       row.push_back((rep.passed() ? "ok " + format_g(rep.worst_bound_ratio) : "FAIL " + rep.broken()) +
-                    (produced.kernel == "fused-mma"    ? " (" + produced.instruction + ")"
-                     : produced.kernel == "fused-mfma" ? std::string(" (mfma)")
-                                                       : std::string()));
+                    (sub.names_kernel ? " (" + produced.kernel + ")" : std::string()));
       if (!rep.passed() || o.verbose) {
         progress.clear();
         std::printf("%s [%s]\n%s", sc.name.c_str(), sub.name.c_str(), rep.to_text().c_str());

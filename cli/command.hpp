@@ -30,6 +30,5 @@ Command add_gen_command(CLI::App& parent);
 Command add_verify_command(CLI::App& parent);
 Command add_dispatch_command(CLI::App& parent);
 Command add_matrix_command(CLI::App& parent);
-Command add_gauntlet_command(CLI::App& parent);
 
 }  // namespace pmqa::cli

@@ -15,7 +15,6 @@ int main(int argc, char** argv) {
   commands.push_back(add_verify_command(app));
   commands.push_back(add_dispatch_command(app));
   commands.push_back(add_matrix_command(app));
-  commands.push_back(add_gauntlet_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,6 +1,7 @@
 # pmqa::kernels: the kernel sources (device/), the host API and the host executor. The GPU
-# executor (nvcc through HIP's NVIDIA headers) joins it when a GPU toolchain is found.
-add_library(pmqa_kernels src/executor.cpp)
+# executor (nvcc through HIP's NVIDIA headers) joins it when a GPU toolchain is found. It links
+# dispatch for the arch table (a device's capabilities) and for running a dispatch decision.
+add_library(pmqa_kernels src/executor.cpp src/device_caps.cpp src/run_decision.cpp)
 if(PMQA_HAVE_NVIDIA)
   # The GPU executor: the same kernel sources and run_path, compiled by nvcc (no Eigen in here).
   target_sources(pmqa_kernels PRIVATE gpu/gpu_executor.cu)
@@ -16,7 +17,7 @@ target_include_directories(pmqa_kernels PUBLIC
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 # The model only, never the oracle (pmqa::reference): the kernels keep their own decode and
 # indexing, and a call into the oracle's fails to build (model/tests).
-target_link_libraries(pmqa_kernels PUBLIC pmqa_model pmqa_host_runtime pmqa_hip_check PRIVATE pmqa_warnings)
+target_link_libraries(pmqa_kernels PUBLIC pmqa_model pmqa_dispatch pmqa_host_runtime pmqa_hip_check PRIVATE pmqa_warnings)
 install(TARGETS pmqa_kernels EXPORT pmqaTargets)
 install(DIRECTORY include/ device/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 

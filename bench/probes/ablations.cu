@@ -22,8 +22,7 @@ using pmqa::kernels::detail::PreparedRun;
 
 template <class Tuning>
 double time_tuned(HipBackend& be, const pmqa::Case& c, pmqa::bench::L2Flusher& flusher, int reps) {
-  PreparedRun<HipBackend, pmqa::kdev::Faithful, Tuning> run(be, Path::fused, c, {.variant = pmqa::kernels::FusedVariant::mma});
-  if (run.instruction() != "wgmma") throw std::runtime_error("the ablations need the wgmma kernel; ran " + run.instruction());
+  PreparedRun<HipBackend, pmqa::kdev::Faithful, Tuning> run(be, Path::fused, c, {.kernel = pmqa::KernelId::fused_wgmma});
   return pmqa::bench::time_us([&] { run.launch(); }, &flusher, reps) / 1e3;
 }
 
@@ -42,7 +41,7 @@ int main(int argc, char** argv) {
       std::printf("pmqa_probe_ablations: %s does not run the wgmma kernel: nothing measured\n", gpu->name.c_str());
       return 77;
     }
-    HipBackend be(gpu->device, gpu->multiprocessors, true, true);
+    HipBackend be(gpu->device, gpu->multiprocessors, pmqa::kernels::make_gpu_executor(gpu->device)->caps());
     pmqa::bench::L2Flusher flusher(be, std::size_t{512} << 20);
     const int reps = *reps_arg;
     const pmqa::Case c = pmqa::bench::decode_case(64, 8192, 1, 16384, false);

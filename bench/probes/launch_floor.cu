@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   try {
-    HipBackend be(gpu->device, gpu->multiprocessors, true, true);
+    HipBackend be(gpu->device, gpu->multiprocessors, pmqa::kernels::make_gpu_executor(gpu->device)->caps());
     L2Flusher flusher(be, std::size_t{512} << 20);
     const int sms = gpu->multiprocessors;
     BigParams big{};

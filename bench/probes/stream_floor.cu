@@ -350,7 +350,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   try {
-    HipBackend be(gpu->device, gpu->multiprocessors, true, true);
+    HipBackend be(gpu->device, gpu->multiprocessors, pmqa::kernels::make_gpu_executor(gpu->device)->caps());
     L2Flusher by_memset(be, std::size_t{512} << 20);
     L2Flusher by_reads(be, std::size_t{512} << 20, true);
     const int sms = gpu->multiprocessors;

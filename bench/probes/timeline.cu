@@ -366,8 +366,7 @@ void print_timeline(const char* name, const Stamps& s, int ctas, int waves, doub
 
 template <class Tuning>
 void run_case(const char* name, HipBackend& be, const pmqa::Case& c, L2Flusher& flusher, int reps) {
-  PreparedRun<HipBackend, pmqa::kdev::Faithful, Tuning> run(be, Path::fused, c, {.variant = pmqa::kernels::FusedVariant::mma});
-  if (run.instruction() != "wgmma") throw std::runtime_error("the timeline needs the wgmma kernel; ran " + run.instruction());
+  PreparedRun<HipBackend, pmqa::kdev::Faithful, Tuning> run(be, Path::fused, c, {.kernel = pmqa::KernelId::fused_wgmma});
   const std::vector<Stamps> runs = timed_all([&] { run.launch(); }, flusher, reps);
   constexpr int kWaves = pmqa::kdev::kWgCtasPerSm<64>;
   const int ctas = std::min(static_cast<int>(be.persistent_blocks(kWaves)), kMaxCtas);
@@ -395,7 +394,7 @@ int main(int argc, char** argv) {
       std::printf("pmqa_probe_timeline: %s does not run the wgmma kernel: nothing measured\n", gpu->name.c_str());
       return 77;
     }
-    HipBackend be(gpu->device, gpu->multiprocessors, true, true);
+    HipBackend be(gpu->device, gpu->multiprocessors, pmqa::kernels::make_gpu_executor(gpu->device)->caps());
     L2Flusher flusher(be, std::size_t{512} << 20);
     std::printf("pmqa_probe_timeline: %s, %d SMs, median of %d L2-flushed launches per case\n", gpu->name.c_str(),
                 gpu->multiprocessors, reps);

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pmqa/gauntlet/checks.hpp"
+#include "pmqa/checks/property.hpp"
 
 namespace pmqa::gauntlet {
 namespace {
@@ -15,16 +15,18 @@ void append(std::vector<Finding>& to, std::vector<Finding> from) {
   for (auto& f : from) to.push_back(std::move(f));
 }
 
+// The ordinary kernel checks, on the mutant's executors.
 std::vector<Finding> kernel_checks(const KernelFactory& make, bool gigabytes, const GauntletOptions& o) {
+  const checks::JudgeOptions judge{.tolerance = o.tolerance, .checker = o.judge};
   std::vector<Finding> out;
-  PropertyOptions po;
+  checks::PropertyOptions po;
   po.seed = o.seed;
   po.cases = o.property_cases;
-  po.tolerance = o.tolerance;
-  append(out, kernel_property(make, po));
-  append(out, quick_suite(make, o.tolerance));
-  out.push_back(relaunch(make));
-  if (gigabytes) out.push_back(output_past_2g(make, o.tolerance));
+  po.per_case.judge = judge;
+  append(out, checks::kernel_property(make, po));
+  append(out, checks::quick_suite(make, judge));
+  out.push_back(checks::relaunch(make));
+  if (gigabytes) out.push_back(checks::output_past_2g(make, judge));
   return out;
 }
 
@@ -61,20 +63,19 @@ MutantResult run_mutant(const Mutant& m, const GauntletOptions& o) {
       r.not_run = m.needs_gigabytes && !o.gigabyte_checks && std::none_of(r.findings.begin(), r.findings.end(),
                                                                          [](const Finding& f) { return f.caught; });
       break;
-    case MutantKind::dispatch: r.findings.push_back(arch_matrix(m.policy())); break;
-    case MutantKind::checker: r.findings.push_back(planted_corpus(m.checker)); break;
-    case MutantKind::ci: r.findings.push_back(device_arch(m.ci)); break;
+    case MutantKind::dispatch: r.findings.push_back(checks::arch_matrix(m.policy())); break;
+    case MutantKind::checker: r.findings.push_back(checks::planted_corpus(m.checker, o.tolerance)); break;
+    case MutantKind::ci: r.findings.push_back(checks::device_arch(m.ci)); break;
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 
 std::vector<Finding> run_baseline(const GauntletOptions& o) {
-  const KernelFactory host = [](const kernels::HostExecutorOptions& ho) { return kernels::make_host_executor(ho); };
-  std::vector<Finding> out = kernel_checks(host, o.gigabyte_checks, o);
-  out.push_back(arch_matrix(dispatch::default_policy()));
-  out.push_back(planted_corpus(pmqa_checker(o.tolerance.value_or(Tolerance::fp32()))));
-  out.push_back(device_arch(CiJob{"gfx950", dispatch::Path::fused, "gfx950:sramecc+:xnack-"}));
+  std::vector<Finding> out = kernel_checks(checks::host_factory(), o.gigabyte_checks, o);
+  out.push_back(checks::arch_matrix(dispatch::default_policy()));
+  out.push_back(checks::planted_corpus(o.judge ? o.judge : checks::pmqa_checker(), o.tolerance));
+  out.push_back(checks::device_arch(CiJob{"gfx950", dispatch::Path::fused, "gfx950:sramecc+:xnack-"}));
   return out;
 }
 

@@ -20,13 +20,6 @@ std::string_view to_string(MutantKind kind) noexcept {
   return "?";
 }
 
-Checker pmqa_checker(const Tolerance& tolerance) {
-  return [tolerance](const Case& c, const Reference& ref, const OutputBuffer& out) {
-    const Report rep = compare(c, ref, out, {.tolerance = tolerance});
-    return Verdict{rep.passed(), rep.passed() ? std::string() : rep.to_text()};
-  };
-}
-
 namespace detail {
 namespace {
 
@@ -87,16 +80,16 @@ const pd::Policy& version_guard() {
 
 // Class 11: a comparison that only warns. It runs compare() and reports what it found, but the
 // verdict is a pass whatever it found.
-Verdict warn_only(const Case& c, const Reference& ref, const OutputBuffer& out) {
-  const Report rep = compare(c, ref, out);
-  return Verdict{true, rep.passed() ? std::string() : "warning (not a failure): " + rep.to_text()};
+Verdict warn_only(const Case& c, const Reference& ref, const OutputBuffer& out, const CompareOptions& options) {
+  const Report rep = compare(c, ref, out, options);
+  return Verdict{true, rep.passed() ? std::string() : "warning (not a failure): " + rep.to_text(), std::nullopt};
 }
 
 // Class 11: a metric that passes degenerate outputs. Cosine similarity of the kernel's output with
 // the reference over the cells the kernel wrote as finite numbers, failing only when it is below
 // 0.999: an all-zero output gives 0/0 = NaN, an all-masked one compares nothing (NaN again), and
 // `NaN < 0.999` is false, so both pass. (It is also blind to scale: a factor of 2 passes.)
-Verdict cosine_gate(const Case& c, const Reference& ref, const OutputBuffer& out) {
+Verdict cosine_gate(const Case& c, const Reference& ref, const OutputBuffer& out, const CompareOptions&) {
   double xy = 0, xx = 0, yy = 0;
   for (std::int64_t r = 0; r < c.rows(); ++r)
     for (std::int64_t j = 0; j < c.max_model_len; ++j) {
@@ -108,8 +101,8 @@ Verdict cosine_gate(const Case& c, const Reference& ref, const OutputBuffer& out
       yy += y * y;
     }
   const double similarity = xy / std::sqrt(xx * yy);
-  if (similarity < 0.999) return Verdict{false, "cosine similarity " + std::to_string(similarity) + " < 0.999"};
-  return Verdict{true, "cosine similarity " + std::to_string(similarity)};
+  if (similarity < 0.999) return Verdict{false, "cosine similarity " + std::to_string(similarity) + " < 0.999", std::nullopt};
+  return Verdict{true, "cosine similarity " + std::to_string(similarity), std::nullopt};
 }
 
 Mutant other(int bug_class, std::string name, MutantKind kind, std::string bug, std::string seen_in, std::string planted) {

@@ -8,15 +8,11 @@
 
 #include <gtest/gtest.h>
 
-#include "pmqa/gauntlet/checks.hpp"
+#include "pmqa/checks/checks.hpp"
 #include "pmqa/gauntlet/gauntlet.hpp"
 
 namespace pmqa::gauntlet {
 namespace {
-
-KernelFactory host_executor() {
-  return [](const kernels::HostExecutorOptions& o) { return kernels::make_host_executor(o); };
-}
 
 // MemAvailable from /proc/meminfo in GiB (0 when unreadable).
 double available_gib() {
@@ -62,9 +58,8 @@ TEST_P(GigabyteMutants, OrdinaryChecksReportIt) {
   ASSERT_NE(big, nullptr) << text;
   EXPECT_TRUE(big->caught) << text;
   EXPECT_FALSE(r.survived()) << m->name << " (class " << m->bug_class << ": " << m->bug
-                             << ") SURVIVED every ordinary check. Only a case past 2^31 bytes shows it, and the ordinary "
-                                "suites run such a case on a GPU only (GpuLargeOffsets). The check that catches it is "
-                                "the gauntlet's output_past_2g (checks.hpp), not yet an ordinary host test.\n"
+                             << ") SURVIVED every ordinary check. Only a case past 2^31 bytes shows it: checks::output_past_2g "
+                                "(kernels/tests/large_output_test.cpp, label slow) should catch it.\n"
                              << text << "  evidence: " << big->evidence;
 }
 
@@ -79,7 +74,7 @@ INSTANTIATE_TEST_SUITE_P(Gauntlet, GigabyteMutants,
 
 TEST(NoFalseAlarm, UnmutatedKernelsPassPastTwoGigabytesOfOutput) {
   PMQA_NEED_GIGABYTES();
-  const Finding f = output_past_2g(host_executor());
+  const Finding f = checks::output_past_2g(checks::host_factory());
   EXPECT_EQ(f.cases_run, 2);
   EXPECT_FALSE(f.caught) << f.evidence;
   std::printf("both paths, rows past 2^31 bytes of output: %s (%.1f s)\n", f.caught ? "FAIL" : "pass", f.seconds);

@@ -5,15 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include "pmqa/gauntlet/checks.hpp"
+#include "pmqa/checks/property.hpp"
 #include "pmqa/gauntlet/gauntlet.hpp"
 
 namespace pmqa::gauntlet {
 namespace {
-
-KernelFactory host_executor() {
-  return [](const kernels::HostExecutorOptions& o) { return kernels::make_host_executor(o); };
-}
 
 constexpr int kShards = 8;
 constexpr int kCasesPerShard = 1250;  // 8 x 1,250 = 10,000 generated cases
@@ -22,13 +18,12 @@ class NoFalseAlarm : public ::testing::TestWithParam<int> {};
 
 TEST_P(NoFalseAlarm, UnmutatedKernelsPassTheKernelPropertyOverGeneratedCases) {
   const int shard = GetParam();
-  PropertyOptions o;
+  checks::PropertyOptions o;
   o.seed = GauntletOptions{}.seed + 1000 + static_cast<std::uint64_t>(shard);
   o.cases = kCasesPerShard;
-  o.configs = property_configs();
   o.every_config_per_case = true;
-  o.reuse_cases = false;
-  const auto findings = kernel_property(host_executor(), o);
+  o.per_case.reuse_cases = false;
+  const auto findings = checks::kernel_property(checks::host_factory(), o);
   ASSERT_EQ(findings.size(), 1u);
   const Finding& f = findings[0];
   EXPECT_FALSE(f.caught) << "false alarm after " << f.first_detection << " cases (RapidCheck seed " << o.seed << ")\n"

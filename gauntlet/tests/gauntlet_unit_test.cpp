@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pmqa/fixtures/suites.hpp"
-#include "pmqa/gauntlet/checks.hpp"
+#include "pmqa/checks/property.hpp"
 #include "pmqa/gauntlet/gauntlet.hpp"
 #include "pmqa/gauntlet/sandbox.hpp"
 #include "pmqa/reference/compare.hpp"
@@ -57,8 +57,8 @@ KernelFactory faithful_in_sandbox() { return make_sandboxed_executor; }
 // The executor mutants run on, with production Hooks: the quick suite passes and every output is
 // bit-identical to the host executor's, so whatever a mutant changes is the mutant's doing.
 TEST(Sandbox, UnmutatedKernelsMatchTheHostExecutorBitForBit) {
-  for (const auto& f : quick_suite(faithful_in_sandbox())) EXPECT_FALSE(f.caught) << f.config << ": " << f.evidence;
-  EXPECT_FALSE(relaunch(faithful_in_sandbox()).caught);
+  for (const auto& f : checks::quick_suite(faithful_in_sandbox())) EXPECT_FALSE(f.caught) << f.config << ": " << f.evidence;
+  EXPECT_FALSE(checks::relaunch(faithful_in_sandbox()).caught);
   const auto sandbox = faithful_in_sandbox()({.warp_size = 64});
   const auto host = kernels::make_host_executor({.warp_size = 64});
   for (const auto& sc : fixtures::suite("quick")) {
@@ -74,37 +74,37 @@ TEST(Sandbox, UnmutatedKernelsMatchTheHostExecutorBitForBit) {
 }
 
 TEST(Checks, UnmutatedPmqaPassesTheNonKernelChecks) {
-  const Finding matrix = arch_matrix(dispatch::default_policy());
+  const Finding matrix = checks::arch_matrix(dispatch::default_policy());
   EXPECT_FALSE(matrix.caught) << matrix.evidence;
   EXPECT_GT(matrix.cases_run, 100);
-  const Finding corpus = planted_corpus(pmqa_checker());
+  const Finding corpus = checks::planted_corpus(checks::pmqa_checker());
   EXPECT_FALSE(corpus.caught) << corpus.evidence;
   EXPECT_EQ(corpus.cases_run, 12);
-  const Finding honest = device_arch(CiJob{"gfx950", dispatch::Path::fused, "gfx950:sramecc+:xnack-"});
+  const Finding honest = checks::device_arch(CiJob{"gfx950", dispatch::Path::fused, "gfx950:sramecc+:xnack-"});
   EXPECT_FALSE(honest.caught) << honest.evidence;
 }
 
 TEST(Checks, ACheckerThatFailsEverythingIsAlsoCaught) {
   // A correct output must pass: a checker that rejects everything is as useless as one that warns.
-  const Finding f = planted_corpus([](const Case&, const Reference&, const OutputBuffer&) { return Verdict{false, "no"}; });
+  const Finding f = checks::planted_corpus(
+      [](const Case&, const Reference&, const OutputBuffer&, const CompareOptions&) { return Verdict{false, "no", std::nullopt}; });
   EXPECT_TRUE(f.caught);
   EXPECT_EQ(f.first_detection, 1);
   EXPECT_NE(f.evidence.find("correct output"), std::string::npos) << f.evidence;
 }
 
 TEST(Checks, PropertyCountsCasesToTheFirstFailureReproducibly) {
-  PropertyOptions o;
+  checks::PropertyOptions o;
   o.cases = 20;
-  o.configs = {{kernels::Path::fused, 64}};
-  const KernelFactory host = [](const kernels::HostExecutorOptions& ho) { return kernels::make_host_executor(ho); };
-  const auto pass = kernel_property(host, o);
+  o.configs = {checks::property_configs().front()};
+  const auto pass = checks::kernel_property(checks::host_factory(), o);
   ASSERT_EQ(pass.size(), 1u);
   EXPECT_FALSE(pass[0].caught) << pass[0].evidence;
   EXPECT_EQ(pass[0].cases_run, 20);
   const Mutant* m = find_mutant("fnuz-decoded-as-fn");
   ASSERT_NE(m, nullptr);
-  const auto a = kernel_property(m->kernel, o);
-  const auto b = kernel_property(m->kernel, o);
+  const auto a = checks::kernel_property(m->kernel, o);
+  const auto b = checks::kernel_property(m->kernel, o);
   ASSERT_TRUE(a[0].caught);
   EXPECT_EQ(a[0].first_detection, b[0].first_detection);  // fixed seed: the count is a fact, not luck
   EXPECT_EQ(a[0].cases_run, a[0].first_detection);

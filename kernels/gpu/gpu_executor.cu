@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "pmqa/dispatch/arch.hpp"
+#include "pmqa/dispatch/arch_table.hpp"
 #include "pmqa/kernels/detail/run_path.hpp"
 #include "pmqa/kernels/detail/hip_backend.hpp"
 #include "pmqa/kernels/toolchain/hip_check.hpp"
@@ -20,25 +22,20 @@ std::string arch_of(const hipDeviceProp_t& prop) {
 #endif
 }
 
-// NVIDIA sm_89 and later have fp8 mma.sync (the AMD matrix-core variant is not built here).
-bool has_fp8_mma(const GpuInfo& info) {
-#if defined(__HIP_PLATFORM_NVIDIA__)
-  return info.cc_major * 10 + info.cc_minor >= 89;
-#else
-  static_cast<void>(info);
-  return false;
-#endif
-}
-
-// The fp8 format AMD's MFMA takes natively on this device, if it has fp8 MFMA (not in NVIDIA builds).
-std::optional<Fp8Format> mfma_format(const GpuInfo& info) {
-#if defined(__HIP_PLATFORM_AMD__)
-  const std::string target = info.arch.substr(0, info.arch.find(':'));
-  if (target == "gfx940" || target == "gfx941" || target == "gfx942") return Fp8Format::e4m3fnuz;
-  if (target == "gfx950") return Fp8Format::e4m3fn;
-#endif
-  static_cast<void>(info);
-  return std::nullopt;
+// The device's capabilities: its arch table row, and whether it runs this binary's sm_90a code (the
+// one fact only the device can answer). A target the table does not know gets the portable
+// kernels only, and says so.
+DeviceCaps caps_of(const GpuInfo& info) {
+  PMQA_HIP_CHECK(hipSetDevice(info.device));
+  const std::string target = dispatch::parse_arch(info.arch).target;
+  const dispatch::ArchInfo* row = dispatch::ArchTable::builtin().find(target);
+  if (!row) {
+    DeviceCaps d;
+    d.target = target + " (not in the arch table: portable kernels only)";
+    d.wave_size = info.warp_size;
+    return d;
+  }
+  return caps_from_arch(*row, detail::device_runs_wgmma(info.cc_major, info.cc_minor));
 }
 
 class GpuExecutor final : public Executor {
@@ -49,10 +46,10 @@ class GpuExecutor final : public Executor {
   }
   std::string arch() const override { return info_.arch; }
   int warp_size() const override { return info_.warp_size; }
+  DeviceCaps caps() const override { return caps_; }
   RunResult run(Path path, const Case& c, const RunOptions& o) override {
     try {
-      detail::HipBackend be(info_.device, info_.multiprocessors, has_fp8_mma(info_), has_wgmma());
-      be.set_mfma_format(mfma_format(info_));
+      detail::HipBackend be(info_.device, info_.multiprocessors, caps_);
       return detail::run_path<detail::HipBackend>(be, path, c, o);
     } catch (const CaseError&) {
       throw;
@@ -64,17 +61,8 @@ class GpuExecutor final : public Executor {
   }
 
  private:
-  // sm_90 with sm_90a code in this binary (asked of the device once per executor).
-  bool has_wgmma() {
-    if (!wgmma_) {
-      PMQA_HIP_CHECK(hipSetDevice(info_.device));
-      wgmma_ = detail::device_runs_wgmma(info_.cc_major, info_.cc_minor);
-    }
-    return *wgmma_;
-  }
-
   GpuInfo info_;
-  std::optional<bool> wgmma_;
+  DeviceCaps caps_ = caps_of(info_);
 };
 
 }  // namespace

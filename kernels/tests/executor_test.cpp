@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pmqa/checks/checks.hpp"
 #include "pmqa/fixtures/suites.hpp"
 #include "pmqa/kernels/executor.hpp"
 #include "pmqa/reference/compare.hpp"
@@ -15,37 +16,34 @@
 namespace pmqa {
 namespace {
 
-struct Param {
-  kernels::Path path;
-  int warp_size;
-};
+// A wave-64 host with fp8 MFMA in both formats (gfx942 has FNUZ, gfx950 OCP).
+const kernels::DeviceCaps kMfmaHost{.target = "host", .wave_size = 64, .mfma_fnuz = true, .mfma_ocp = true};
 
-class QuickSuiteOnHost : public ::testing::TestWithParam<Param> {};
+bool fits(KernelId kernel, const Case& c, const kernels::DeviceCaps& device) {
+  for (const auto& f : kernels::kernel_fits(kernels::Path::fused, c, device))
+    if (f.kernel == kernel) return f.fits();
+  return false;
+}
+
+// checks::quick_suite, one configuration per test.
+class QuickSuiteOnHost : public ::testing::TestWithParam<checks::KernelConfig> {};
 
 TEST_P(QuickSuiteOnHost, EveryCaseMatchesTheReference) {
-  const auto exec = kernels::make_host_executor({.warp_size = GetParam().warp_size});
-  for (const auto& sc : fixtures::suite("quick")) {
-    if (sc.large) continue;
-    const Case c = fixtures::make_case(sc.spec);
-    const Reference ref = compute_reference(c, {.precision = Precision::fp64});
-    const auto run = exec->run(GetParam().path, c);
-    const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
-    EXPECT_TRUE(rep.passed()) << sc.name << " on " << exec->name() << " (" << to_string(GetParam().path) << ")\n" << rep.to_text();
+  for (const auto& f : checks::quick_suite(checks::host_factory(), {}, {GetParam()})) {
+    EXPECT_FALSE(f.caught) << f.config << ": " << f.evidence;
+    EXPECT_GE(f.cases_run, 20) << f.config;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, QuickSuiteOnHost,
-                         ::testing::Values(Param{kernels::Path::fused, 64}, Param{kernels::Path::fused, 32},
-                                           Param{kernels::Path::two_stage, 64}, Param{kernels::Path::two_stage, 32}),
+INSTANTIATE_TEST_SUITE_P(Kernels, QuickSuiteOnHost, ::testing::ValuesIn(checks::quick_suite_configs()),
                          [](const auto& p) {
                            return std::string(p.param.path == kernels::Path::fused ? "fused" : "two_stage") + "_w" +
                                   std::to_string(p.param.warp_size);
                          });
 
-// The fp8 tensor-core variant at wave 32, each of its instructions emulated on the host (mma.sync
-// for a warp; wgmma for a warpgroup, from the swizzled shared-memory tiles): every quick case whose
-// shape (and, for wgmma, format) it takes.
-class FusedMmaOnHost : public ::testing::TestWithParam<kernels::MmaInstruction> {};
+// fused-mma's two kernels at wave 32, each instruction emulated on the host (mma.sync for a warp;
+// wgmma for a warpgroup, from the swizzled shared-memory tiles): every quick case each takes.
+class FusedMmaOnHost : public ::testing::TestWithParam<KernelId> {};
 
 TEST_P(FusedMmaOnHost, EveryFittingCaseMatchesTheReference) {
   const auto exec = kernels::make_host_executor({.warp_size = 32});
@@ -53,24 +51,23 @@ TEST_P(FusedMmaOnHost, EveryFittingCaseMatchesTheReference) {
   std::map<std::string, int> copies;  // by key_copies
   for (const auto& sc : fixtures::suite("quick")) {
     const Case c = fixtures::make_case(sc.spec);
-    if (GetParam() == kernels::MmaInstruction::wgmma && c.fp8 != Fp8Format::e4m3fn) continue;  // OCP only
-    const auto run = exec->run(kernels::Path::fused, c, {.mma_instruction = GetParam()});  // mma where it fits
-    if (run.kernel != "fused-mma") continue;
+    if (!fits(GetParam(), c, exec->caps())) continue;
+    const auto run = exec->run(kernels::Path::fused, c, {.kernel = GetParam()});
+    ASSERT_EQ(run.kernel, GetParam()) << sc.name;
     ++ran;
     ++copies[run.key_copies];
-    EXPECT_EQ(run.instruction, kernels::to_string(GetParam())) << sc.name;
-    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out);
-    EXPECT_TRUE(rep.passed()) << sc.name << " (fused-mma " << run.instruction << ", " << run.key_copies << " on host-w32)\n"
+    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = kernels::tolerance_for(run)});
+    EXPECT_TRUE(rep.passed()) << sc.name << " (" << to_string(run.kernel) << ", " << run.key_copies << " on host-w32)\n"
                               << rep.to_text();
   }
   EXPECT_GE(ran, 5);
   // The wgmma kernel's two copy paths both ran (tensor-map copies where the cache allows them);
-  // mma.sync has only cp.async.
-  if (GetParam() == kernels::MmaInstruction::wgmma) {
+  // mma.sync reads keys by cp.async only.
+  if (GetParam() == KernelId::fused_wgmma) {
     EXPECT_GE(copies["tensor-map"], 1);
     EXPECT_GE(copies["cp.async"], 1);
   } else {
-    EXPECT_EQ(copies["cp.async"], ran);
+    EXPECT_EQ(copies[""], ran);
   }
 }
 
@@ -90,11 +87,10 @@ TEST_P(FusedMmaOnHost, ShuffledSchedulesGiveTheSameBits) {
     s.context_lens = {1100, 700};
     const Case c = fixtures::make_case(s);
     const auto exec = kernels::make_host_executor({.warp_size = 32, .schedule_seed = 0xC0FFEE});
-    const auto run = exec->run(kernels::Path::fused, c,
-                               {.variant = kernels::FusedVariant::mma, .mma_instruction = GetParam(), .launches = 3});
-    EXPECT_EQ(run.instruction, kernels::to_string(GetParam()));
-    const bool tma = GetParam() == kernels::MmaInstruction::wgmma && block_size == 64;
-    EXPECT_EQ(run.key_copies, tma ? "tensor-map" : "cp.async") << "block_size " << block_size;
+    const auto run = exec->run(kernels::Path::fused, c, {.kernel = GetParam(), .launches = 3});
+    EXPECT_EQ(run.kernel, GetParam());
+    const bool wgmma = GetParam() == KernelId::fused_wgmma;
+    EXPECT_EQ(run.key_copies, !wgmma ? "" : block_size == 64 ? "tensor-map" : "cp.async") << "block_size " << block_size;
     EXPECT_TRUE(run.deterministic()) << run.differing_cells << " cells differ, block_size " << block_size;
     const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
     EXPECT_TRUE(rep.passed()) << "block_size " << block_size << "\n" << rep.to_text();
@@ -106,20 +102,19 @@ TEST_P(FusedMmaOnHost, ShuffledSchedulesGiveTheSameBits) {
 TEST_P(FusedMmaOnHost, SharesFindTheirFirstChunkPastTheFirstGroup) {
   for (const int block_size : {64, 16}) {
     const Case c = test::many_sequences(block_size);
-    const auto run = kernels::make_host_executor({.warp_size = 32})
-                         ->run(kernels::Path::fused, c, {.variant = kernels::FusedVariant::mma, .mma_instruction = GetParam()});
-    ASSERT_EQ(run.kernel, "fused-mma");
-    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out);
-    EXPECT_TRUE(rep.passed()) << "block_size " << block_size << " (" << run.instruction << ", " << run.key_copies << ")\n"
+    const auto run = kernels::make_host_executor({.warp_size = 32})->run(kernels::Path::fused, c, {.kernel = GetParam()});
+    ASSERT_EQ(run.kernel, GetParam());
+    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
+    EXPECT_TRUE(rep.passed()) << "block_size " << block_size << " (" << to_string(run.kernel) << ", " << run.key_copies << ")\n"
                               << rep.to_text();
   }
 }
 
 // Which cases the wgmma kernel copies through the tensor map: the plain layout with whole 64-key
-// boxes in a block; the rest by cp.async (and every other kernel reports none or cp.async).
+// boxes in a block; the rest by cp.async (and every other kernel reports none).
 TEST(FusedMmaKeyCopies, TensorMapWhereTheCacheAllowsIt) {
   const auto w32 = kernels::make_host_executor({.warp_size = 32});
-  auto copies = [&](int block_size, KvLayout layout, kernels::MmaInstruction instruction) {
+  auto copies = [&](int block_size, KvLayout layout, KernelId kernel) {
     fixtures::CaseSpec s;
     s.heads = 32;
     s.head_dim = 128;
@@ -128,93 +123,35 @@ TEST(FusedMmaKeyCopies, TensorMapWhereTheCacheAllowsIt) {
     s.context_lens = {300};
     s.max_model_len = 320;
     const Case c = fixtures::make_case(s);
-    const auto run = w32->run(kernels::Path::fused, c, {.mma_instruction = instruction});
-    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out);
+    const auto run = w32->run(kernels::Path::fused, c, {.kernel = kernel});
+    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
     EXPECT_TRUE(rep.passed()) << "block_size " << block_size << "\n" << rep.to_text();
     return run.key_copies;
   };
-  EXPECT_EQ(copies(64, KvLayout::normal, kernels::MmaInstruction::wgmma), "tensor-map");
-  EXPECT_EQ(copies(128, KvLayout::normal, kernels::MmaInstruction::wgmma), "tensor-map");
-  EXPECT_EQ(copies(32, KvLayout::normal, kernels::MmaInstruction::wgmma), "cp.async");
-  EXPECT_EQ(copies(64, KvLayout::shuffle, kernels::MmaInstruction::wgmma), "cp.async");
-  EXPECT_EQ(copies(64, KvLayout::normal, kernels::MmaInstruction::mma_sync), "cp.async");
+  EXPECT_EQ(copies(64, KvLayout::normal, KernelId::fused_wgmma), "tensor-map");
+  EXPECT_EQ(copies(128, KvLayout::normal, KernelId::fused_wgmma), "tensor-map");
+  EXPECT_EQ(copies(32, KvLayout::normal, KernelId::fused_wgmma), "cp.async");
+  EXPECT_EQ(copies(64, KvLayout::shuffle, KernelId::fused_wgmma), "cp.async");
+  EXPECT_EQ(copies(64, KvLayout::normal, KernelId::fused_mma_sync), "");
   fixtures::CaseSpec s;
   s.context_lens = {100};
   s.max_model_len = 128;
   EXPECT_EQ(kernels::make_host_executor({.warp_size = 64})->run(kernels::Path::fused, fixtures::make_case(s)).key_copies, "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Instructions, FusedMmaOnHost,
-                         ::testing::Values(kernels::MmaInstruction::mma_sync, kernels::MmaInstruction::wgmma),
-                         [](const auto& p) { return p.param == kernels::MmaInstruction::wgmma ? "wgmma" : "mma_sync"; });
+INSTANTIATE_TEST_SUITE_P(Instructions, FusedMmaOnHost, ::testing::Values(KernelId::fused_mma_sync, KernelId::fused_wgmma),
+                         [](const auto& p) { return p.param == KernelId::fused_wgmma ? "wgmma" : "mma_sync"; });
 
-// `automatic` takes wgmma where it can: OCP cases; FNUZ ones keep mma.sync. Asking for wgmma where
-// it cannot run is an error, not a silent fallback.
-TEST(FusedMmaInstruction, AutomaticPicksWgmmaForOcpOnly) {
-  fixtures::CaseSpec s;
-  s.heads = 64;
-  s.head_dim = 128;
-  s.context_lens = {100};
-  s.max_model_len = 128;
-  const auto w32 = kernels::make_host_executor({.warp_size = 32});
-  const auto ocp = w32->run(kernels::Path::fused, fixtures::make_case(s));
-  EXPECT_EQ(ocp.kernel, "fused-mma");
-  EXPECT_EQ(ocp.instruction, "wgmma");
-  s.fp8 = Fp8Format::e4m3fnuz;
-  const Case fnuz = fixtures::make_case(s);
-  EXPECT_EQ(w32->run(kernels::Path::fused, fnuz).instruction, "mma.sync");
-  try {
-    w32->run(kernels::Path::fused, fnuz, {.mma_instruction = kernels::MmaInstruction::wgmma});
-    ADD_FAILURE() << "wgmma on FNUZ data";
-  } catch (const kernels::KernelError& e) {
-    EXPECT_NE(std::string(e.what()).find("OCP"), std::string::npos) << e.what();
-  }
-  const auto w64 = kernels::make_host_executor({.warp_size = 64});
-  EXPECT_EQ(w64->run(kernels::Path::fused, fixtures::make_case(s)).instruction, "");  // the portable kernel
-  EXPECT_THROW(w64->run(kernels::Path::fused, fixtures::make_case(s),
-                        {.variant = kernels::FusedVariant::mma, .mma_instruction = kernels::MmaInstruction::wgmma}),
-               kernels::KernelError);
-  EXPECT_EQ(kernels::parse_mma_instruction("mma.sync"), kernels::MmaInstruction::mma_sync);
-  EXPECT_EQ(kernels::parse_mma_instruction("wgmma"), kernels::MmaInstruction::wgmma);
-  EXPECT_THROW(kernels::parse_mma_instruction("hmma"), std::invalid_argument);
-}
-
-TEST(FusedMmaOnHost, VariantChoiceIsReported) {
-  fixtures::CaseSpec s;
-  s.heads = 8;
-  s.context_lens = {20};
-  const Case c = fixtures::make_case(s);
-  const auto w32 = kernels::make_host_executor({.warp_size = 32});
-  const auto run = w32->run(kernels::Path::fused, c);
-  EXPECT_EQ(run.kernel, "fused-scalar");
-  EXPECT_NE(run.kernel_reason.find("head_dim 128"), std::string::npos) << run.kernel_reason;
-  EXPECT_THROW(w32->run(kernels::Path::fused, c, {.variant = kernels::FusedVariant::mma}), kernels::KernelError);
-  const auto w64 = kernels::make_host_executor({.warp_size = 64});
-  EXPECT_EQ(w64->run(kernels::Path::fused, c).kernel, "fused-scalar");
-  EXPECT_THROW(w64->run(kernels::Path::fused, c, {.variant = kernels::FusedVariant::mma}), kernels::KernelError);
-  EXPECT_THROW(w64->run(kernels::Path::fused, c, {.variant = kernels::FusedVariant::mfma}), kernels::KernelError);
-  try {
-    w32->run(kernels::Path::fused, c, {.variant = kernels::FusedVariant::mfma});
-    ADD_FAILURE() << "fused-mfma at wave 32";
-  } catch (const kernels::KernelError& e) {
-    EXPECT_NE(std::string(e.what()).find("no fp8 MFMA"), std::string::npos) << e.what();
-  }
-}
-
-// The AMD matrix-core variant, its MFMA emulated on the host at wave 64, on every quick case whose
-// shape it takes (the variant is asked for: at wave 64 `automatic` keeps the portable kernel).
+// The AMD matrix-core kernel, its MFMA emulated on the host at wave 64 in both formats, on every
+// quick case whose shape it takes.
 TEST(FusedMfmaOnHost, EveryFittingCaseMatchesTheReference) {
-  const auto exec = kernels::make_host_executor({.warp_size = 64});
+  const auto exec = kernels::make_host_executor({.emulate = kMfmaHost});
   int ran = 0;
   for (const auto& sc : fixtures::suite("quick")) {
     const Case c = fixtures::make_case(sc.spec);
-    kernels::RunResult run;
-    try {
-      run = exec->run(kernels::Path::fused, c, {.variant = kernels::FusedVariant::mfma});
-    } catch (const kernels::KernelError&) {
-      continue;  // a shape it does not take
-    }
-    ASSERT_EQ(run.kernel, "fused-mfma");
+    if (!fits(KernelId::fused_mfma, c, exec->caps())) continue;
+    const auto run = exec->run(kernels::Path::fused, c);  // the first fused kernel that fits
+    ASSERT_EQ(run.kernel, KernelId::fused_mfma) << run.kernel_reason;
     ++ran;
     const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = kernels::tolerance_for(run)});
     EXPECT_TRUE(rep.passed()) << sc.name << " (fused-mfma on host-w64)\n" << rep.to_text();
@@ -233,8 +170,8 @@ TEST(FusedMfmaOnHost, ShuffledSchedulesGiveTheSameBits) {
   s.context_lens = {1100, 700};
   s.fp8 = Fp8Format::e4m3fnuz;
   const Case c = fixtures::make_case(s);
-  const auto exec = kernels::make_host_executor({.warp_size = 64, .schedule_seed = 0xC0FFEE});
-  const auto run = exec->run(kernels::Path::fused, c, {.variant = kernels::FusedVariant::mfma, .launches = 3});
+  const auto exec = kernels::make_host_executor({.emulate = kMfmaHost, .schedule_seed = 0xC0FFEE});
+  const auto run = exec->run(kernels::Path::fused, c, {.kernel = KernelId::fused_mfma, .launches = 3});
   EXPECT_TRUE(run.deterministic()) << run.differing_cells << " cells differ";
   const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
   EXPECT_TRUE(rep.passed()) << rep.to_text();
@@ -281,10 +218,8 @@ TEST(HostExecutor, OutputsOf2To36CellsAreAnError) {
 }
 
 TEST(HostExecutor, RelaunchesAreBitwiseIdentical) {
-  const auto sc = fixtures::suite("quick").at(0);
-  const auto run = kernels::make_host_executor({.schedule_seed = 99})->run(kernels::Path::fused, fixtures::make_case(sc.spec), {.launches = 3});
-  EXPECT_EQ(run.launches, 3);
-  EXPECT_TRUE(run.deterministic());
+  const checks::Finding f = checks::relaunch(checks::host_factory());
+  EXPECT_FALSE(f.caught) << f.evidence;
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ namespace pmqa::testing_support {
 
 // One kernel's outputs over some cases: the worst gate ratios and the mutant tallies summed.
 struct OwnOutputs {
-  std::string kernel;   // "fused-mma (wgmma)" or "two-stage"
+  std::string kernel;   // "fused-mma/wgmma" or "two-stage"
   std::string profile;  // its tolerance profile
   int outputs = 0, passed = 0;
   double worst[4] = {0, 0, 0, 0};  // element, block, row, global, over the passing outputs
@@ -25,9 +25,7 @@ struct OwnOutputs {
   std::vector<std::string> failures;  // a report per output that did not pass
 };
 
-inline std::string kernel_label(const kernels::RunResult& run) {
-  return run.instruction.empty() ? run.kernel : run.kernel + " (" + run.instruction + ")";
-}
+inline std::string kernel_label(const kernels::RunResult& run) { return std::string(to_string(run.kernel)); }
 
 // Judges one run's output against the oracle (fp64, with noise) and folds it into `into`.
 inline void judge_own_output(const std::string& case_name, const Case& c, const Reference& oracle,

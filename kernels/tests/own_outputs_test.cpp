@@ -11,16 +11,18 @@ namespace {
 
 TEST(HostOwnOutputs, PassWithHeadroomAndTheirMutantsFail) {
   struct Config {
-    int warp_size;
+    kernels::HostExecutorOptions executor;
     kernels::Path path;
     kernels::RunOptions options;
   };
+  // fused-mfma on a wave-64 host with MFMA in both formats; fused-mma's kernels at wave 32.
+  const kernels::DeviceCaps mfma{.target = "host", .wave_size = 64, .mfma_fnuz = true, .mfma_ocp = true};
   const Config configs[] = {
-      {64, kernels::Path::fused, {.variant = kernels::FusedVariant::scalar}},
-      {64, kernels::Path::two_stage, {}},
-      {64, kernels::Path::fused, {.variant = kernels::FusedVariant::mfma}},
-      {32, kernels::Path::fused, {.variant = kernels::FusedVariant::mma, .mma_instruction = kernels::MmaInstruction::mma_sync}},
-      {32, kernels::Path::fused, {.variant = kernels::FusedVariant::mma, .mma_instruction = kernels::MmaInstruction::wgmma}},
+      {{.warp_size = 64}, kernels::Path::fused, {.kernel = KernelId::fused_scalar}},
+      {{.warp_size = 64}, kernels::Path::two_stage, {}},
+      {{.emulate = mfma}, kernels::Path::fused, {.kernel = KernelId::fused_mfma}},
+      {{.warp_size = 32}, kernels::Path::fused, {.kernel = KernelId::fused_mma_sync}},
+      {{.warp_size = 32}, kernels::Path::fused, {.kernel = KernelId::fused_wgmma}},
   };
   std::map<std::string, testing_support::OwnOutputs> rows;
   for (const auto& sc : fixtures::suite("quick")) {
@@ -30,9 +32,9 @@ TEST(HostOwnOutputs, PassWithHeadroomAndTheirMutantsFail) {
     for (const auto& k : configs) {
       kernels::RunResult run;
       try {
-        run = kernels::make_host_executor({.warp_size = k.warp_size})->run(k.path, c, k.options);
+        run = kernels::make_host_executor(k.executor)->run(k.path, c, k.options);
       } catch (const kernels::KernelError&) {
-        continue;  // a variant that does not take this case (its shape, format or wave size)
+        continue;  // a kernel that does not take this case (its shape or format)
       }
       testing_support::judge_own_output(sc.name, c, oracle, run, rows, {.cells_per_kind = 32});
     }

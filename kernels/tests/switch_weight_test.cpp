@@ -40,27 +40,27 @@ Case few_sequences() {
 }
 
 template <std::uint32_t kW>
-void expect_every_chunk_once(const Case& c, kernels::MmaInstruction instruction, const std::string& what) {
+void expect_every_chunk_once(const Case& c, KernelId kernel, const std::string& what) {
   kernels::detail::HostBackend be({.warp_size = 32});
   const auto run = kernels::detail::run_path<kernels::detail::HostBackend, kdev::Faithful, SwitchWeight<kW>>(
-      be, kernels::Path::fused, c, {.variant = kernels::FusedVariant::mma, .mma_instruction = instruction});
-  ASSERT_EQ(run.kernel, "fused-mma") << what;
+      be, kernels::Path::fused, c, {.kernel = kernel});
+  ASSERT_EQ(run.kernel, kernel) << what;
   const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out);
-  EXPECT_TRUE(rep.passed()) << what << ", W " << kW << " (" << run.instruction << ", " << run.key_copies << ")\n"
+  EXPECT_TRUE(rep.passed()) << what << ", W " << kW << " (" << to_string(run.kernel) << ", " << run.key_copies << ")\n"
                             << rep.to_text();
 }
 
 TEST(SwitchWeightedShares, CoverEveryLiveChunkOnce) {
-  for (const auto instruction : {kernels::MmaInstruction::wgmma, kernels::MmaInstruction::mma_sync}) {
+  for (const KernelId kernel : {KernelId::fused_wgmma, KernelId::fused_mma_sync}) {
     for (const int block_size : {64, 16}) {
       const Case c = test::many_sequences(block_size);
       const std::string what = "300 sequences, block_size " + std::to_string(block_size);
-      expect_every_chunk_once<0>(c, instruction, what);
-      expect_every_chunk_once<1>(c, instruction, what);
-      expect_every_chunk_once<3>(c, instruction, what);
+      expect_every_chunk_once<0>(c, kernel, what);
+      expect_every_chunk_once<1>(c, kernel, what);
+      expect_every_chunk_once<3>(c, kernel, what);
     }
-    expect_every_chunk_once<0>(few_sequences(), instruction, "3 sequences, next_n 2");
-    expect_every_chunk_once<3>(few_sequences(), instruction, "3 sequences, next_n 2");
+    expect_every_chunk_once<0>(few_sequences(), kernel, "3 sequences, next_n 2");
+    expect_every_chunk_once<3>(few_sequences(), kernel, "3 sequences, next_n 2");
   }
 }
 

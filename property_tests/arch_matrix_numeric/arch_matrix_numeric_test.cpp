@@ -1,7 +1,8 @@
 // The numeric half of the arch matrix (issues 4 and 5): for every row whose decision is runnable,
-// run the decided path with the arch's fp8 format and KV layout -- on the host executor at the
-// arch's wave size, and on the GPU when one is found -- and compare with the reference. The dispatch
-// trace records which executor ran each decision.
+// run the decision (kernels::run_decision: the decided path and kernel family, in the arch's fp8
+// format and KV layout) on the host executor emulating the row's arch, and on the GPU when one is
+// found (standing in for the other archs), and compare with the reference. The dispatch trace
+// records what ran where.
 #include <map>
 #include <memory>
 
@@ -9,7 +10,7 @@
 
 #include "pmqa/dispatch/dispatch.hpp"
 #include "pmqa/fixtures/generate.hpp"
-#include "pmqa/kernels/executor.hpp"
+#include "pmqa/kernels/run_decision.hpp"
 #include "pmqa/reference/compare.hpp"
 
 namespace pmqa {
@@ -34,14 +35,13 @@ Case case_for(const dispatch::MatrixRow& row, const dispatch::Decision& d) {
 }
 
 // The reference fallback is the framework's eager op: the fp32 reference stands in for it.
-OutputBuffer run_reference_fallback(const Case& c) {
-  return as_output(compute_reference(c, {.precision = Precision::fp32, .with_noise = false}));
-}
+OutputBuffer run_reference_fallback(const Case& c) { return reference_output(c); }
 
 TEST(ArchMatrixNumeric, EveryRunnableRowMatchesTheReference) {
   const auto& table = dispatch::ArchTable::builtin();
-  std::map<int, std::unique_ptr<kernels::Executor>> host;  // by wave size
-  for (int w : {32, 64}) host[w] = kernels::make_host_executor({.warp_size = w});
+  std::map<std::string, std::unique_ptr<kernels::Executor>> host;  // by target, emulating its device
+  for (const auto& row : table.entries())
+    host[row.target] = kernels::make_host_executor({.emulate = kernels::caps_from_arch(row, /*runs_sm90a_code=*/true)});
   const std::unique_ptr<kernels::Executor> gpu = kernels::find_gpu() ? kernels::make_gpu_executor() : nullptr;
 
   int rows_run = 0;
@@ -49,28 +49,23 @@ TEST(ArchMatrixNumeric, EveryRunnableRowMatchesTheReference) {
   const dispatch::NumericHook hook = [&](const dispatch::MatrixRow& row, const dispatch::Decision& d) {
     const Case c = case_for(row, d);
     const Reference ref = compute_reference(c, {.precision = Precision::fp64});
-    std::vector<kernels::Executor*> executors{host.at(table.at(dispatch::parse_arch(row.arch).target).wave_size).get()};
+    const std::string target = dispatch::parse_arch(row.arch).target;
+    std::vector<kernels::Executor*> executors{host.at(target).get()};
     if (gpu) executors.push_back(gpu.get());
     for (auto* exec : executors) {
       OutputBuffer out;
       Tolerance tolerance = Tolerance::fp32();
-      std::string ran = "reference-fp32";
       if (d.path == dispatch::Path::reference_fallback) {
         out = run_reference_fallback(c);
+        dispatch::Trace::global().note_executor(d.trace_id, exec->name() + " ran the fp32 reference");
       } else {
-        // The fused path runs the kernel the decision names for the arch (fused-mfma on gfx942/950,
-        // fused-mma on sm_90/sm_100) where the executor has it: the host at the arch's wave size
-        // emulates both; the GPU runs the one its hardware has, else its automatic choice.
-        kernels::RunOptions o;
-        if (d.kernel == "fused-mma" && (exec->arch() == "host" || exec->arch().rfind("sm_", 0) == 0)) o.variant = kernels::FusedVariant::mma;
-        if (d.kernel == "fused-mfma" && exec->arch() == "host") o.variant = kernels::FusedVariant::mfma;
-        if (d.kernel == "fused-scalar") o.variant = kernels::FusedVariant::scalar;
-        auto run = exec->run(d.path == dispatch::Path::fused ? kernels::Path::fused : kernels::Path::two_stage, c, o);
+        // The host emulating the arch runs the decided kernel family or fails; the GPU stands in
+        // for the archs it is not.
+        const bool stand_in = exec->caps().target != target;
+        auto run = kernels::run_decision(*exec, d, c, {.stand_in = stand_in});
         tolerance = kernels::tolerance_for(run);
-        ran = run.kernel;
         out = std::move(run.out);
       }
-      dispatch::Trace::global().note_executor(d.trace_id, exec->name() + " (" + ran + ")");
       const Report rep = compare(c, ref, out, {.tolerance = tolerance});
       if (!rep.passed()) return dispatch::NumericResult{false, exec->name() + ": " + rep.to_text()};
     }

@@ -2,12 +2,14 @@
 // executor at both wave sizes always, the GPU when one is found (skipped, never passed, without
 // one). Same-bytes bound (spec §5), clean contract, guard cells, every valid cell written.
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include "pmqa/checks/property.hpp"
 #include "pmqa/fixtures/generate.hpp"
 #include "pmqa/fixtures/rapidcheck.hpp"
 #include "pmqa/kernels/executor.hpp"
@@ -16,12 +18,7 @@
 namespace pmqa {
 namespace {
 
-fixtures::SpecRanges ranges() {
-  fixtures::SpecRanges r;
-  r.max_model_len = 300;
-  r.max_work = 4'000'000;
-  return r;
-}
+fixtures::SpecRanges ranges() { return checks::property_ranges(); }
 
 // The reference's layout with another run's values: lets compare() check one kernel path
 // against another with the same bound (the other run's own error enters as an fp32 reference's).
@@ -41,7 +38,7 @@ std::string executor_name(ExecutorKind k) {
 
 std::unique_ptr<kernels::Executor> make(ExecutorKind k) {
   switch (k) {
-    // Seeded shuffled schedules: a race shows up as a difference between the two launches below.
+    // Seeded shuffled schedules (checks::property_configs'): a race shows up as a difference between launches.
     case ExecutorKind::host_w64: return kernels::make_host_executor({.warp_size = 64, .schedule_seed = 0x5EED64});
     case ExecutorKind::host_w32: return kernels::make_host_executor({.warp_size = 32, .schedule_seed = 0x5EED32});
     case ExecutorKind::gpu: return kernels::find_gpu() ? kernels::make_gpu_executor() : nullptr;
@@ -49,23 +46,15 @@ std::unique_ptr<kernels::Executor> make(ExecutorKind k) {
   return nullptr;
 }
 
+// checks::kernel_property_case under rc::check: a random seed, shrinking and a reproduce line.
 class KernelVsReference : public ::testing::TestWithParam<std::tuple<ExecutorKind, kernels::Path>> {};
 
 TEST_P(KernelVsReference, SameBytesBoundAndCleanContract) {
   const auto exec = make(std::get<0>(GetParam()));
   if (!exec) GTEST_SKIP() << "no GPU found: the GPU half of this property did not run";
   const kernels::Path path = std::get<1>(GetParam());
-  const bool ok = rc::check(exec->name() + " " + std::string(to_string(path)) + " vs reference", [&] {
-    const auto spec = *fixtures::gen_case_spec(ranges());
-    const Case c = fixtures::make_case(spec);
-    const Reference ref = compute_reference(c, {.precision = Precision::fp64});
-    const auto run = exec->run(path, c, {.launches = 2});  // relaunches must be bitwise identical (spec §5)
-    if (!run.deterministic())
-      RC_FAIL(run.kernel + ": " + std::to_string(run.differing_cells) + " cells differ between launches");
-    const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
-    if (!rep.passed()) RC_FAIL(run.kernel + "\n" + rep.to_text());
-    RC_TAG(run.kernel);
-  });
+  const bool ok = rc::check(exec->name() + " " + std::string(to_string(path)) + " vs reference",
+                            [&] { RC_TAG(checks::kernel_property_case({{exec.get(), path}})); });
   EXPECT_TRUE(ok);
 }
 
@@ -97,34 +86,34 @@ INSTANTIATE_TEST_SUITE_P(Executors, FusedVsTwoStage,
                          ::testing::Values(ExecutorKind::host_w64, ExecutorKind::host_w32, ExecutorKind::gpu),
                          [](const auto& p) { return executor_name(p.param); });
 
-// The fp8 tensor-core variant over generated cases in the shapes it takes (D 128, N*H 64 or 128),
-// both formats and layouts, special codes included: on the host at wave 32 (wgmma and mma.sync
-// emulated) and on the GPU when one is found, each instruction of fused-mma on its own. Its tolerance is the matrix-unit profile (spec §5).
-// The matrix-unit variant an executor has: fused-mma at wave 32 and on NVIDIA, fused-mfma at wave 64.
-kernels::FusedVariant matrix_variant(const kernels::Executor& e) {
-  return e.warp_size() == 64 ? kernels::FusedVariant::mfma : kernels::FusedVariant::mma;
-}
-
-// With the NVIDIA variant, which instruction: automatic (wgmma for OCP cases where the executor has
-// it, mma.sync for FNUZ) or mma.sync for every case.
+// The matrix-unit kernels over generated cases in the shapes they take (D 128, N*H 64 or 128), both
+// formats and layouts, special codes included: fused-mma on the host at wave 32 (wgmma and mma.sync
+// emulated) and on the GPU when one is found, fused-mfma on the host at wave 64 with MFMA emulated
+// in both formats. Each is judged under its matrix-unit profile (spec §5).
 struct MatrixParam {
   ExecutorKind executor;
-  kernels::MmaInstruction instruction = kernels::MmaInstruction::automatic;
+  std::optional<KernelId> kernel{};  // absent: the first fused kernel that fits (wgmma for OCP, mma.sync for FNUZ)
 };
+
+// The executor with matrix units: at wave 64 the host emulating fp8 MFMA in both formats.
+std::unique_ptr<kernels::Executor> make_matrix(ExecutorKind k) {
+  if (k != ExecutorKind::host_w64) return make(k);
+  const kernels::DeviceCaps mfma{.target = "host", .wave_size = 64, .mfma_fnuz = true, .mfma_ocp = true};
+  return kernels::make_host_executor({.emulate = mfma, .schedule_seed = 0x5EED64});
+}
 
 class FusedMmaVsReference : public ::testing::TestWithParam<MatrixParam> {};
 
 TEST_P(FusedMmaVsReference, SameBytesBoundAndCleanContract) {
-  const auto exec = make(GetParam().executor);
+  const auto exec = make_matrix(GetParam().executor);
   if (!exec) GTEST_SKIP() << "no GPU found: the GPU half of this property did not run";
-  const kernels::FusedVariant variant = matrix_variant(*exec);
-  const std::string kernel = variant == kernels::FusedVariant::mfma ? "fused-mfma" : "fused-mma";
+  const std::string kernel = GetParam().kernel ? std::string(to_string(*GetParam().kernel)) : "matrix-unit kernels";
   fixtures::SpecRanges r = ranges();
   r.head_dims = {128};
   r.block_sizes = {1, 16, 64, 256};  // 1: more pages than the kernel keeps in shared memory
   r.max_work = 6'000'000;
   double worst = 0;
-  std::set<std::string> instructions;  // what ran, for the summary line
+  std::set<std::string> instructions;  // the kernels that ran, for the summary line
   const bool ok = rc::check(exec->name() + " " + kernel + " vs reference", [&] {
     auto spec = *fixtures::gen_case_spec(r);
     static const std::vector<std::pair<std::int64_t, std::int64_t>> fits{{64, 1}, {64, 2}, {64, 3}, {64, 4}, {32, 1}, {32, 2}, {32, 3}, {32, 5}, {128, 1}, {128, 2}};
@@ -138,9 +127,9 @@ TEST_P(FusedMmaVsReference, SameBytesBoundAndCleanContract) {
     spec.context_lens.resize(static_cast<std::size_t>(spec.context_lens_2d ? spec.batch * spec.next_n : spec.batch), 0);
     for (auto& L : spec.context_lens) L = static_cast<std::int32_t>(std::min<std::int64_t>(L, spec.max_model_len));
     const Case c = fixtures::make_case(spec);
-    const auto run = exec->run(kernels::Path::fused, c, {.variant = variant, .mma_instruction = GetParam().instruction});
-    RC_ASSERT(run.kernel == kernel);
-    instructions.insert(run.instruction);
+    const auto run = exec->run(kernels::Path::fused, c, {.kernel = GetParam().kernel});
+    RC_ASSERT(kernels::tolerance_for(run).name == Tolerance::matrix_unit().name);  // a matrix-unit kernel ran
+    instructions.insert(std::string(to_string(run.kernel)));
     const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out,
                                {.tolerance = Tolerance::matrix_unit()});
     if (!rep.passed()) RC_FAIL(rep.to_text());
@@ -148,19 +137,18 @@ TEST_P(FusedMmaVsReference, SameBytesBoundAndCleanContract) {
   });
   EXPECT_TRUE(ok);
   std::string ran;
-  for (const auto& i : instructions) ran += (ran.empty() ? "" : "+") + (i.empty() ? std::string("-") : i);
+  for (const auto& i : instructions) ran += (ran.empty() ? "" : " + ") + i;
   std::printf("%s %s (%s): worst |out-ref| / matrix-unit bound over the property = %.3g\n", exec->name().c_str(),
               kernel.c_str(), ran.c_str(), worst);
 }
 
 INSTANTIATE_TEST_SUITE_P(Executors, FusedMmaVsReference,
                          ::testing::Values(MatrixParam{ExecutorKind::host_w32},
-                                           MatrixParam{ExecutorKind::host_w32, kernels::MmaInstruction::mma_sync},
+                                           MatrixParam{ExecutorKind::host_w32, KernelId::fused_mma_sync},
                                            MatrixParam{ExecutorKind::host_w64}, MatrixParam{ExecutorKind::gpu},
-                                           MatrixParam{ExecutorKind::gpu, kernels::MmaInstruction::mma_sync}),
+                                           MatrixParam{ExecutorKind::gpu, KernelId::fused_mma_sync}),
                          [](const auto& p) {
-                           return executor_name(p.param.executor) +
-                                  (p.param.instruction == kernels::MmaInstruction::mma_sync ? "_mma_sync" : "");
+                           return executor_name(p.param.executor) + (p.param.kernel == KernelId::fused_mma_sync ? "_mma_sync" : "");
                          });
 
 }  // namespace

@@ -217,4 +217,8 @@ OutputBuffer as_output(const Reference& ref, NanRule rule) {
   return out;
 }
 
+OutputBuffer reference_output(const Case& c, NanRule rule) {
+  return as_output(compute_reference(c, {.precision = Precision::fp32, .with_noise = false}), rule);
+}
+
 }  // namespace pmqa

@@ -1,10 +1,13 @@
-// The comparison must pass a correct output and flag each planted defect (issue 2's list).
+// The comparison must pass a correct output and flag each planted defect (issue 2's list): the
+// corpus as one check (checks::planted_corpus, which the gauntlet also runs on lying checkers), and
+// each defect with what the report must say about it.
 #include <algorithm>
 #include <cmath>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "pmqa/checks/checks.hpp"
 #include "pmqa/fixtures/generate.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "pmqa/reference/kv_cache.hpp"
@@ -30,9 +33,7 @@ class CompareTest : public ::testing::Test {
   }
 
   // The output a correct kernel writes: the reference rounded to fp32, -inf past E_r.
-  OutputBuffer correct_output(const Case& c) const {
-    return as_output(compute_reference(c, {.precision = Precision::fp32, .with_noise = false}));
-  }
+  OutputBuffer correct_output(const Case& c) const { return reference_output(c); }
 
   Report check(const OutputBuffer& out, Contract contract = Contract::clean) const {
     return compare(c_, ref_, out, {.contract = contract});
@@ -41,6 +42,13 @@ class CompareTest : public ::testing::Test {
   Case c_;
   Reference ref_;
 };
+
+TEST(PlantedCorpus, CompareJudgesEveryPlantedOutputRight) {
+  const checks::Finding f = checks::planted_corpus(checks::pmqa_checker());
+  EXPECT_FALSE(f.caught) << f.evidence;
+  EXPECT_EQ(f.cases_run, checks::planted_corpus_size());
+  EXPECT_GE(f.cases_run, 12);
+}
 
 TEST_F(CompareTest, CorrectOutputPasses) {
   const Report r = check(correct_output(c_));

@@ -1,7 +1,8 @@
 // The bug-class gauntlet (issue 6): for every class of spec §6 a planted mutant that reproduces a
-// bug seen in the wild, run through pmqa's ordinary checks (the kernel-vs-reference property, the
-// quick suite, the relaunch check, the arch matrix, the comparison's planted-defect corpus, the
-// device-arch check). A mutant no ordinary check reports has survived: a check is missing.
+// bug seen in the wild, run through pmqa's ordinary checks, the functions of pmqa::checks that the
+// unit tests and pmqa check call (the kernel-vs-reference property, the quick suite, the relaunch
+// check, the host run past 2^31 bytes, the arch matrix, the planted-defect corpus, the device-arch
+// check). A mutant no ordinary check reports has survived: a check is missing.
 //
 //   for (const Mutant& m : mutants()) {
 //     const MutantResult r = run_mutant(m, {});
@@ -24,12 +25,18 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "pmqa/checks/checks.hpp"
 #include "pmqa/dispatch/policy.hpp"
 #include "pmqa/kernels/executor.hpp"
-#include "pmqa/model/output.hpp"
-#include "pmqa/reference/reference.hpp"
 
 namespace pmqa::gauntlet {
+
+// The subjects and outcomes of the ordinary checks (pmqa/checks).
+using checks::Checker;
+using checks::CiJob;
+using checks::Finding;
+using checks::KernelFactory;
+using checks::Verdict;
 
 enum class MutantKind : std::uint8_t {
   kernel,    // the kernels with one Hooks function replaced
@@ -38,26 +45,6 @@ enum class MutantKind : std::uint8_t {
   ci,        // a CI job on the wrong device
 };
 std::string_view to_string(MutantKind kind) noexcept;
-
-// Makes the executor a kernel check runs on, from the host executor's options (warp size, schedule
-// seed): what the ordinary suites get from make_host_executor, with the mutant's Hooks.
-using KernelFactory = std::function<std::unique_ptr<kernels::Executor>(const kernels::HostExecutorOptions&)>;
-
-// A comparison's verdict on one output. pmqa's is compare(...).passed().
-struct Verdict {
-  bool pass = false;
-  std::string text;
-};
-using Checker = std::function<Verdict(const Case&, const Reference&, const OutputBuffer&)>;
-// What every suite uses: compare() under the clean contract and the given profile (fp32 by default).
-Checker pmqa_checker(const Tolerance& tolerance = Tolerance::fp32());
-
-// A CI job: the arch (and path) it claims to test, and the gcnArchName / sm_XY its device reports.
-struct CiJob {
-  std::string claimed_arch;
-  std::optional<dispatch::Path> claimed_path;
-  std::string device_arch;
-};
 
 struct Mutant {
   int bug_class = 0;        // spec §6
@@ -77,20 +64,6 @@ struct Mutant {
 const std::vector<Mutant>& mutants();
 const Mutant* find_mutant(std::string_view name);  // nullptr when there is none
 
-// One check's outcome on one subject.
-struct Finding {
-  std::string check;     // "kernel-vs-reference property"
-  std::string source;    // the ordinary suite it runs, as the repository has it
-  std::string config;    // "host-w64 fused"; empty where the check has one configuration
-  bool ordinary = true;  // false: a check pmqa's ordinary suites lack (proposed; never counts)
-  bool caught = false;
-  std::int64_t cases_run = 0;
-  std::int64_t first_detection = 0;  // 1-based index of the first failing case; 0: none failed
-  std::string unit;      // what a case is: "generated cases", "suite cases", "matrix rows", ...
-  std::string evidence;  // the first failure, a few lines
-  double seconds = 0;
-};
-
 struct GauntletOptions {
   std::uint64_t seed = 0x6761756e746c6574;  // the property's RapidCheck seed (fixed: counts reproduce)
   int property_cases = 100;  // per executor and path, as the ordinary property (RapidCheck's default)
@@ -98,6 +71,9 @@ struct GauntletOptions {
   // Every comparison of every check under this profile instead of the one it uses (each kernel's
   // own, fp32 for the planted corpus): a mutant must be caught whichever profile a user judges with.
   std::optional<Tolerance> tolerance;
+  // The judge of every kernel check (empty: pmqa's compare()). Another one is how a test shows that
+  // weakening an ordinary check lets mutants through.
+  Checker judge;
 };
 
 struct MutantResult {

@@ -17,15 +17,16 @@
 #include <string>
 #include <unordered_map>
 
+#include "pmqa/checks/finding.hpp"
 #include "pmqa/kernels/detail/host_backend.hpp"
 
 namespace pmqa::gauntlet {
 
 // The sandbox itself failed (no address space for its mapping): an error of the harness, never a
 // detection. The checks let it through instead of counting it against the kernel under test.
-class SandboxError : public std::runtime_error {
+class SandboxError : public checks::HarnessError {
  public:
-  using std::runtime_error::runtime_error;
+  using checks::HarnessError::HarnessError;
 };
 
 class SandboxBackend : public kernels::detail::HostBackend {
@@ -55,12 +56,13 @@ class SandboxBackend : public kernels::detail::HostBackend {
 template <class Hooks, class Backend = SandboxBackend>
 class MutantExecutor final : public kernels::Executor {
  public:
-  MutantExecutor(std::string mutant, const kernels::HostExecutorOptions& o) : mutant_(std::move(mutant)), options_(o) {
-    Backend check(o);  // rejects a bad warp size now, as the host executor does
-  }
-  std::string name() const override { return "host-w" + std::to_string(options_.warp_size) + " [" + mutant_ + "]"; }
+  // Rejects a bad warp size or emulated device now, as the host executor does.
+  MutantExecutor(std::string mutant, const kernels::HostExecutorOptions& o)
+      : mutant_(std::move(mutant)), options_(o), caps_(kernels::detail::emulated_caps(o)) {}
+  std::string name() const override { return "host-w" + std::to_string(caps_.wave_size) + " [" + mutant_ + "]"; }
   std::string arch() const override { return "host"; }
-  int warp_size() const override { return options_.warp_size; }
+  int warp_size() const override { return caps_.wave_size; }
+  kernels::DeviceCaps caps() const override { return caps_; }
   kernels::RunResult run(kernels::Path path, const Case& c, const kernels::RunOptions& o) override {
     Backend be(options_);
     return kernels::detail::run_path<Backend, Hooks>(be, path, c, o);
@@ -69,6 +71,7 @@ class MutantExecutor final : public kernels::Executor {
  private:
   std::string mutant_;
   kernels::HostExecutorOptions options_;
+  kernels::DeviceCaps caps_;
 };
 
 // The executor every kernel mutant runs on, with production Hooks: what a mutant changes is then the

@@ -38,6 +38,23 @@ PMQA_UNROLL
   key.scale = load_f32_unaligned(block + Hooks::template scale_offset<kD>(p.block_size, t));
 }
 
+// Thread t's key of its block: j = blockIdx.x*kKeysPerBlock + t/kHeadGroups of sequence blockIdx.y.
+PMQA_DEV std::int64_t thread_key_index(unsigned tid) {
+  return static_cast<std::int64_t>(blockIdx.x) * kKeysPerBlock + tid / kHeadGroups;
+}
+
+// Decodes key j of sequence b into registers if the sequence has it, and says whether it did: the
+// sequence's longest row bounds which keys exist (shorter rows mask theirs to -inf), and nothing
+// exists at or past max_model_len.
+template <class Hooks, int kD, bool kFnuz>
+PMQA_DEV bool load_live_key(const LogitsParams& p, std::int64_t b, std::int64_t j, KeyRegisters<Hooks, kD>& key) {
+  const std::int64_t seq_keys = longest_row<Hooks>(p, b, 0, p.next_n);
+  const bool live = j < seq_keys && j < p.max_model_len;
+  key.scale = 0.0f;  // read only when live; set here so no path reads it unset
+  if (live) load_key<Hooks, kD, kFnuz>(p, b, j, key);
+  return live;
+}
+
 // Stages q[b][n][h0 .. h0+count) (decoded) and the matching weights into shared memory.
 template <class Hooks, int kD, bool kFnuz>
 PMQA_DEV void stage_queries(const LogitsParams& p, std::int64_t b, std::int64_t n, std::int64_t h0, int count,

@@ -20,14 +20,9 @@ __global__ void __launch_bounds__(kFusedThreads) fused_logits_kernel(LogitsParam
   const unsigned tid = threadIdx.x;
   const int group = static_cast<int>(tid % kHeadGroups);
   const std::int64_t b = blockIdx.y;
-  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * kKeysPerBlock + tid / kHeadGroups;
-
-  // The sequence's longest row bounds which keys exist; shorter rows mask theirs to -inf.
-  const std::int64_t seq_keys = longest_row<Hooks>(p, b, 0, p.next_n);
-  const bool have_key = j < seq_keys && j < p.max_model_len;
+  const std::int64_t j = thread_key_index(tid);
   KeyRegisters<Hooks, kD> key;
-  key.scale = 0.0f;  // read only when have_key; set here so no path reads it unset
-  if (have_key) load_key<Hooks, kD, kFnuz>(p, b, j, key);
+  const bool have_key = load_live_key<Hooks, kD, kFnuz>(p, b, j, key);
 
   for (std::int64_t n = 0; n < p.next_n; ++n) {
     float acc = 0.0f;

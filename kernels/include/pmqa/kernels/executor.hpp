@@ -10,8 +10,11 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "pmqa/kernels/device_caps.hpp"
 #include "pmqa/model/case.hpp"
+#include "pmqa/model/kernel_id.hpp"
 #include "pmqa/model/output.hpp"
 #include "pmqa/model/path.hpp"
 #include "pmqa/model/tolerance.hpp"
@@ -30,30 +33,10 @@ class KernelError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Which kernel serves the fused path (issue 7). `automatic`: the matrix-unit variant where the
-// executor has one and the case fits it (fused-mma on NVIDIA sm_89+), else the portable one.
-enum class FusedVariant : std::uint8_t {
-  automatic,
-  scalar,  // "fused-scalar": portable fp32 FMAs, any arch, any supported shape
-  mma,     // "fused-mma": NVIDIA tensor cores, sm_89+ (see MmaInstruction; emulated on the host executor at wave 32)
-  mfma,    // "fused-mfma": fp8 MFMA 16x16x32 (gfx942 FNUZ, gfx950 OCP; emulated on the host executor at wave 64)
-};
-std::string_view to_string(FusedVariant v) noexcept;
-FusedVariant parse_fused_variant(std::string_view text);  // "auto" | "scalar" | "mma" | "mfma"
-
-// The instruction fused-mma issues. `automatic`: wgmma where the executor has it (sm_90 with
-// sm_90a code in the build; the host executor at wave 32) and the case is OCP e4m3, else mma.sync.
-enum class MmaInstruction : std::uint8_t {
-  automatic,
-  mma_sync,  // mma.sync m16n8k16 on fp8 decoded exactly to f16 (sm_89+, either fp8 format)
-  wgmma,     // wgmma m64n64k32 e4m3 from shared memory (sm_90a; OCP only: wgmma has no FNUZ)
-};
-std::string_view to_string(MmaInstruction m) noexcept;
-MmaInstruction parse_mma_instruction(std::string_view text);  // "auto" | "mma.sync" | "wgmma"
-
 struct RunOptions {
-  FusedVariant variant = FusedVariant::automatic;
-  MmaInstruction mma_instruction = MmaInstruction::automatic;  // fused-mma only
+  // The kernel to run (it must serve the path and fit the case and the device); absent: the first
+  // of the path's kernels that fits (kernel_fits).
+  std::optional<KernelId> kernel{};
   std::int64_t row_pad = 16;  // guard cells after each row (the output row stride is max_model_len + row_pad)
   std::int64_t guard = 64;    // guard cells before and after the buffer
   int launches = 1;           // > 1: relaunch on a re-poisoned buffer, compare every launch bitwise with the first
@@ -64,16 +47,25 @@ struct RunResult {
   int launches = 0;
   std::int64_t differing_cells = 0;      // cells (guards included) whose bits changed in a later launch
   std::int64_t first_differing = -1;     // index into out.storage(), or -1
-  std::string kernel;                    // what ran: "fused-scalar", "fused-mma", "fused-mfma" or "two-stage"
-  std::string kernel_reason;             // why that kernel (e.g. why not the matrix-unit variant)
-  std::string instruction;               // fused-mma's instruction ("wgmma" or "mma.sync"), else ""
-  std::string key_copies;                // fused-mma's key copies ("tensor-map" or "cp.async"), else ""
+  KernelId kernel = KernelId::fused_scalar;  // what ran
+  std::string kernel_reason;             // why that kernel (the ones before it that do not fit, and why)
+  std::string key_copies;                // the wgmma kernel's key copies ("tensor-map" or "cp.async"), else ""
   bool deterministic() const noexcept { return differing_cells == 0; }
 };
 
-// The tolerance profile of the kernel that ran (spec §5: accumulator precision is a property of
-// the kernel): matrix-unit for fused-mma and fused-mfma, fp32 for the portable kernels.
-Tolerance tolerance_for(const RunResult& run);
+// A kernel's tolerance profile (spec §5: accumulator precision is a property of the kernel, which
+// says it in its spec): matrix-unit for fused-mma and fused-mfma, fp32 for the portable kernels.
+Tolerance tolerance_for(KernelId kernel);
+inline Tolerance tolerance_for(const RunResult& run) { return tolerance_for(run.kernel); }
+
+// One kernel of a path and whether it fits a case on a device.
+struct KernelFit {
+  KernelId kernel;
+  std::string unfit;  // why not, or "" when it fits
+  bool fits() const noexcept { return unfit.empty(); }
+};
+// The kernels serving `path` in priority order (a run takes the first that fits), each with its fit.
+std::vector<KernelFit> kernel_fits(Path path, const Case& c, const DeviceCaps& device);
 
 class Executor {
  public:
@@ -81,12 +73,17 @@ class Executor {
   virtual std::string name() const = 0;  // "host-w64", "gpu0 NVIDIA H200 (sm_90)"
   virtual std::string arch() const = 0;  // "host", "sm_90", "gfx942", ...
   virtual int warp_size() const = 0;
+  virtual DeviceCaps caps() const = 0;   // what the device offers the kernels
   // Validates the case (CaseError), runs the path, returns the output. Throws KernelError.
   virtual RunResult run(Path path, const Case& c, const RunOptions& options = {}) = 0;
 };
 
+// The host executor runs the kernel sources on the CPU as the device it emulates: by default
+// host_caps(warp_size), or a table arch's caps_from_arch(arch, true) (its wave size is then the
+// executor's). Every kernel's host emulation runs the same source as the device.
 struct HostExecutorOptions {
   int warp_size = 64;            // 64 as on AMD CDNA, 32 as on NVIDIA / RDNA
+  std::optional<DeviceCaps> emulate{};  // the device emulated; absent: host_caps(warp_size)
   int os_threads = 0;            // 0: std::thread::hardware_concurrency()
   std::uint64_t schedule_seed = 0;  // non-zero: seeded shuffled block and fiber order (exposes races)
 };

@@ -59,4 +59,7 @@ std::vector<float> dense_logits(const Reference& ref);
 // defaults), each logit rounded to fp32: what a correct kernel under the rule writes.
 OutputBuffer as_output(const Reference& ref, NanRule rule = NanRule::propagate);
 
+// What a correct kernel writes for the case: as_output of its fp32 reference.
+OutputBuffer reference_output(const Case& c, NanRule rule = NanRule::propagate);
+
 }  // namespace pmqa

@@ -50,24 +50,13 @@ inline bool device_runs_wgmma(int cc_major, int cc_minor) {
 
 class HipBackend {
  public:
-  HipBackend(int device, int multiprocessors, bool fp8_mma = false, bool wgmma = false)
-      : multiprocessors_(multiprocessors), fp8_mma_(fp8_mma), wgmma_(wgmma) {
+  HipBackend(int device, int multiprocessors, DeviceCaps caps) : multiprocessors_(multiprocessors), caps_(std::move(caps)) {
     PMQA_HIP_CHECK(hipSetDevice(device));
   }
-  // fp8 mma.sync exists on NVIDIA sm_89 and later (the kernels are built for the arch they run on);
-  // fp8 MFMA on gfx942 (FNUZ) and gfx950 (OCP), each for its own format only.
-  bool has_fp8_mma() const noexcept { return fp8_mma_; }
-  // wgmma: sm_90 running sm_90a code (gpu_executor.cu decides).
-  bool has_wgmma() const noexcept { return wgmma_; }
-  bool has_fp8_mfma(Fp8Format f) const noexcept { return mfma_format_ && *mfma_format_ == f; }
+  // What the device offers the kernels (the GPU executor's caps: its arch table row and probe).
+  const DeviceCaps& caps() const noexcept { return caps_; }
   // The wgmma kernel's tensor map of the keys (NVIDIA only).
   std::optional<kdev::KeyMap> key_map(const kdev::KeyMapFields& f) const { return encode_key_map(f); }
-  FusedVariant automatic_variant(const Case& c) const noexcept {
-    if (fp8_mma_) return FusedVariant::mma;
-    if (has_fp8_mfma(c.fp8)) return FusedVariant::mfma;
-    return FusedVariant::scalar;
-  }
-  void set_mfma_format(std::optional<Fp8Format> f) noexcept { mfma_format_ = f; }
   void* allocate(std::size_t bytes) {
     void* p = nullptr;
     PMQA_HIP_CHECK(hipMalloc(&p, bytes));
@@ -113,9 +102,7 @@ class HipBackend {
 
  private:
   int multiprocessors_;
-  bool fp8_mma_;
-  bool wgmma_;
-  std::optional<Fp8Format> mfma_format_;
+  DeviceCaps caps_;
   std::set<const void*> raised_;  // kernels whose dynamic shared memory limit was raised
 };
 

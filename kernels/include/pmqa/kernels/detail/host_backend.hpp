@@ -13,14 +13,26 @@
 
 namespace pmqa::kernels::detail {
 
+// The device the host emulates: the one asked for, else host_caps(warp_size). The emulations are
+// written for a wave size each: NVIDIA's fp8 mma.sync fragments and Hopper's wgmma (a warpgroup of
+// 4 warps) for a warp of 32, AMD's fp8 MFMA for a wave of 64 (either fp8 format).
+inline DeviceCaps emulated_caps(const HostExecutorOptions& o) {
+  const DeviceCaps d = o.emulate ? *o.emulate : host_caps(o.warp_size);
+  if (d.wave_size != 32 && d.wave_size != 64)
+    throw KernelError("host executor: warp_size " + std::to_string(d.wave_size) + " (expected 32 or 64)");
+  if ((d.fp8_mma_sync || d.wgmma) && d.wave_size != 32)
+    throw KernelError("host executor: the mma.sync and wgmma emulations run at wave 32 (asked: " + d.describe() + ")");
+  if ((d.mfma_fnuz || d.mfma_ocp) && d.wave_size != 64)
+    throw KernelError("host executor: the MFMA emulation runs at wave 64 (asked: " + d.describe() + ")");
+  return d;
+}
+
 class HostBackend {
  public:
   explicit HostBackend(const HostExecutorOptions& o)
-      : options_(o),
-        threads_(o.os_threads > 0 ? o.os_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
-    if (o.warp_size != 32 && o.warp_size != 64)
-      throw KernelError("host executor: warp_size " + std::to_string(o.warp_size) + " (expected 32 or 64)");
-  }
+      : options_(o), caps_(emulated_caps(o)),
+        threads_(o.os_threads > 0 ? o.os_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
+  const DeviceCaps& caps() const noexcept { return caps_; }
   void* allocate(std::size_t bytes) { return ::operator new(bytes, std::align_val_t{64}); }
   void release(void* p) noexcept { ::operator delete(p, std::align_val_t{64}); }
   void copy_to_device(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
@@ -28,20 +40,8 @@ class HostBackend {
   void synchronize() noexcept {}
   // Grid-stride kernels get a few blocks per OS thread: the host "device" has that many workers.
   std::int64_t resident_blocks() const noexcept { return 4 * threads_; }
-  // The host executor emulates NVIDIA's fp8 mma.sync (fragments for a warp of 32) and AMD's fp8
-  // MFMA (a wave of 64), each at its own wave size, in either fp8 format.
-  bool has_fp8_mma() const noexcept { return options_.warp_size == 32; }
-  bool has_fp8_mfma(Fp8Format) const noexcept { return options_.warp_size == 64; }
-  // ... and Hopper's wgmma (a warpgroup of 4 warps of 32).
-  bool has_wgmma() const noexcept { return options_.warp_size == 32; }
   // The wgmma kernel's tensor map of the keys, in the emulation's encoding (arch/nv_tma.hpp).
   std::optional<kdev::KeyMap> key_map(const kdev::KeyMapFields& f) const { return kdev::host_key_map(f); }
-  // What `automatic` picks: fused-mma at wave 32 (its emulation is CI's cover of that kernel); at
-  // wave 64 the portable kernel, the one the host's mutation tests exercise (fused-mfma on request).
-  FusedVariant automatic_variant(const Case&) const noexcept {
-    return options_.warp_size == 32 ? FusedVariant::mma : FusedVariant::scalar;
-  }
-
   // Persistent kernels: a few blocks per OS thread (several, so work splits between blocks run).
   std::int64_t persistent_blocks(int per_multiprocessor) const noexcept {
     return static_cast<std::int64_t>(per_multiprocessor) * threads_;
@@ -58,7 +58,7 @@ class HostBackend {
     host::LaunchConfig cfg;
     cfg.grid = grid;
     cfg.block = block;
-    cfg.warp_size = options_.warp_size;
+    cfg.warp_size = caps_.wave_size;
     cfg.os_threads = threads_;
     // A new interleaving for every launch when seeded, so relaunches can expose races.
     cfg.schedule_seed = options_.schedule_seed ? options_.schedule_seed + launches_++ : 0;
@@ -68,6 +68,7 @@ class HostBackend {
 
  private:
   HostExecutorOptions options_;
+  DeviceCaps caps_;
   int threads_;
   std::uint64_t launches_ = 0;
 };
@@ -75,10 +76,14 @@ class HostBackend {
 template <class Hooks = kdev::Faithful>
 class HostExecutor final : public Executor {
  public:
-  explicit HostExecutor(const HostExecutorOptions& o) : options_(o) { HostBackend check(o); }
-  std::string name() const override { return "host-w" + std::to_string(options_.warp_size); }
+  explicit HostExecutor(const HostExecutorOptions& o) : options_(o), caps_(emulated_caps(o)) {}
+  // "host-w64", or "host-w64 as gfx942" when emulating a table arch.
+  std::string name() const override {
+    return "host-w" + std::to_string(caps_.wave_size) + (caps_.target == "host" ? "" : " as " + caps_.target);
+  }
   std::string arch() const override { return "host"; }
-  int warp_size() const override { return options_.warp_size; }
+  int warp_size() const override { return caps_.wave_size; }
+  DeviceCaps caps() const override { return caps_; }
   RunResult run(Path path, const Case& c, const RunOptions& o) override {
     HostBackend be(options_);
     return run_path<HostBackend, Hooks>(be, path, c, o);
@@ -86,6 +91,7 @@ class HostExecutor final : public Executor {
 
  private:
   HostExecutorOptions options_;
+  DeviceCaps caps_;
 };
 
 }  // namespace pmqa::kernels::detail

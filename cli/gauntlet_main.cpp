@@ -1,12 +1,11 @@
-// pmqa gauntlet: every planted mutant of spec §6 through pmqa's ordinary checks, and the same
-// checks on unmutated pmqa (no false alarms). Prints the table: class, mutant, the check that caught
-// it, cases to first detection.
-//   pmqa gauntlet [--json] [--mutant NAME]... [--cases N] [--seed S] [--no-gigabytes] [--no-baseline]
+// pmqa-gauntlet: every planted mutant of spec §6 through pmqa's ordinary checks (pmqa::checks, the
+// functions the unit tests and pmqa check call), and the same checks on unmutated pmqa (no false
+// alarms). Prints the table: class, mutant, the check that caught it, cases to first detection.
+//   pmqa-gauntlet [--json] [--mutant NAME]... [--cases N] [--seed S] [--no-gigabytes] [--no-baseline]
 //                 [--profile NAME|all] [--list] [-v]
 // Exit 0 when every mutant is caught and the baseline passes, 1 when a mutant survives or a check
-// fires on unmutated pmqa, 2 on bad usage.
-// The gauntlet library is built with the tests (it needs RapidCheck); without it the command says so.
-#if __has_include("pmqa/gauntlet/gauntlet.hpp")
+// fires on unmutated pmqa, 2 on bad usage. A program of its own beside pmqa: it needs RapidCheck
+// and the mutant kernels, which pmqa check has no use for.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -121,7 +120,7 @@ int run_gauntlet(const GauntletCliOptions& o) {
   std::vector<const pg::Mutant*> chosen;
   for (const auto& name : o.only) {
     const pg::Mutant* m = pg::find_mutant(name);
-    if (!m) throw UsageError("no mutant named '" + name + "' (pmqa gauntlet --list names them)");
+    if (!m) throw UsageError("no mutant named '" + name + "' (pmqa-gauntlet --list names them)");
     chosen.push_back(m);
   }
   if (chosen.empty())
@@ -209,47 +208,41 @@ int run_gauntlet(const GauntletCliOptions& o) {
   return survivors == 0 && false_alarms == 0 ? kExitPass : kExitMismatch;
 }
 
+void add_options(CLI::App& app, GauntletCliOptions& o) {
+  app.add_option("--mutant", o.only, "only this mutant (repeatable; --list names them)");
+  app.add_option("--cases", o.cases, "generated cases per executor and path in the kernel property")->capture_default_str();
+  app.add_option("--seed", o.seed, "RapidCheck seed of the kernel property")->capture_default_str();
+  app.add_flag("--json", o.json, "print the results as JSON");
+  app.add_flag("--no-gigabytes", o.no_gigabytes, "skip the ~4.2 GiB host run past 2^31 bytes of output");
+  app.add_flag("--no-baseline", o.no_baseline, "skip the unmutated run (no-false-alarm check)");
+  app.add_option("--profile", o.profile,
+                 "compare under this tolerance profile instead of each check's own (fp32, matrix-unit, bf16-output, "
+                 "matrix-unit-bf16), or all: the gauntlet once per profile");
+  app.add_flag("--list", o.list, "list the mutants and exit");
+  app.add_flag("-v,--verbose", o.verbose, "print every check's outcome and evidence");
+}
+
 }  // namespace
-
-Command add_gauntlet_command(CLI::App& parent) {
-  auto o = std::make_shared<GauntletCliOptions>();
-  Command cmd;
-  cmd.app = parent.add_subcommand(
-      "gauntlet", "Plant a mutant per bug class of spec §6 and show pmqa's ordinary checks catch each (exit 1 if one survives)");
-  cmd.app->add_option("--mutant", o->only, "only this mutant (repeatable; --list names them)");
-  cmd.app->add_option("--cases", o->cases, "generated cases per executor and path in the kernel property")->capture_default_str();
-  cmd.app->add_option("--seed", o->seed, "RapidCheck seed of the kernel property")->capture_default_str();
-  cmd.app->add_flag("--json", o->json, "print the results as JSON");
-  cmd.app->add_flag("--no-gigabytes", o->no_gigabytes, "skip the ~4.2 GiB host run past 2^31 bytes of output");
-  cmd.app->add_flag("--no-baseline", o->no_baseline, "skip the unmutated run (no-false-alarm check)");
-  cmd.app->add_option("--profile", o->profile,
-                      "compare under this tolerance profile instead of each check's own (fp32, matrix-unit, bf16-output, "
-                      "matrix-unit-bf16), or all: the gauntlet once per profile");
-  cmd.app->add_flag("--list", o->list, "list the mutants and exit");
-  cmd.app->add_flag("-v,--verbose", o->verbose, "print every check's outcome and evidence");
-  cmd.run = [o] { return run_gauntlet(*o); };
-  return cmd;
-}
-
 }  // namespace pmqa::cli
 
-#else  // pmqa_gauntlet not built (PMQA_BUILD_TESTS=OFF) or not linked
-
-#include "command.hpp"
-
-namespace pmqa::cli {
-
-Command add_gauntlet_command(CLI::App& parent) {
-  Command cmd;
-  cmd.app = parent.add_subcommand("gauntlet", "(unavailable: this pmqa was built without the gauntlet library)");
-  cmd.app->allow_extras();
-  cmd.run = [] {
-    throw UsageError("pmqa gauntlet: this pmqa was built without pmqa_gauntlet (configure with PMQA_BUILD_TESTS=ON)");
+int main(int argc, char** argv) {
+  using namespace pmqa::cli;
+  CLI::App app{"pmqa-gauntlet: plant a mutant per bug class of spec §6 and show pmqa's ordinary checks catch each "
+               "(exit 1 if one survives)"};
+  GauntletCliOptions o;
+  add_options(app, o);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
     return kExitInvalid;
-  };
-  return cmd;
+  }
+  try {
+    return run_gauntlet(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pmqa-gauntlet: error: %s\n", e.what());
+    return kExitInvalid;
+  }
 }
-
-}  // namespace pmqa::cli
-
-#endif

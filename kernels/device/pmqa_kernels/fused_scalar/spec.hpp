@@ -1,0 +1,24 @@
+// fused-scalar as the host API sees it: its id, its tolerance profile, what it takes, how it launches.
+#pragma once
+
+#include "pmqa/kernels/detail/launch_support.hpp"
+#include "pmqa_kernels/fused_scalar/kernel.hpp"
+
+namespace pmqa::kernels::detail {
+
+struct FusedScalarSpec {
+  static constexpr KernelId kId = KernelId::fused_scalar;
+  static Tolerance tolerance() { return Tolerance::fp32(); }
+  // Portable fp32 FMAs: any device, any case the host API takes.
+  static std::string unfit(const Case&, const DeviceCaps&) { return ""; }
+
+  template <class Hooks, class Tuning, class Backend>
+  static void launch(Backend& be, const LaunchArgs& a) {
+    with_instance(a.c, [&]<int kD, bool kFnuz>() {
+      be.launch("fused_logits_kernel", kdev::fused_logits_kernel<Hooks, kD, kFnuz>, kdev::scalar_grid(a.c.max_model_len, a.c.batch),
+                dim3(kdev::kFusedThreads), a.p);
+    });
+  }
+};
+
+}  // namespace pmqa::kernels::detail

@@ -1,0 +1,33 @@
+// The two-stage path as the host API sees it: fill the per-head buffer with -inf, stage 1, head sum
+// (three launches).
+#pragma once
+
+#include "pmqa/kernels/detail/launch_support.hpp"
+#include "pmqa_kernels/two_stage/kernel.hpp"
+
+namespace pmqa::kernels::detail {
+
+struct TwoStageSpec {
+  static constexpr KernelId kId = KernelId::two_stage;
+  static constexpr bool kPerHeadBuffer = true;  // stage 1 writes [H, B*N, max_model_len]
+  static Tolerance tolerance() { return Tolerance::fp32(); }
+  static std::string unfit(const Case&, const DeviceCaps&) { return ""; }
+
+  template <class Hooks, class Tuning, class Backend>
+  static void launch(Backend& be, const LaunchArgs& a) {
+    const Case& c = a.c;
+    const std::int64_t cells = c.heads * c.rows() * c.max_model_len;
+    be.launch("fill_minus_infinity_kernel", kdev::fill_minus_infinity_kernel<Hooks>,
+              dim3(static_cast<unsigned>(flat_blocks(cells, be.resident_blocks(), kdev::kFlatThreads))), dim3(kdev::kFlatThreads),
+              a.p.per_head, cells);
+    with_instance(c, [&]<int kD, bool kFnuz>() {
+      be.launch("stage1_kernel", kdev::stage1_kernel<Hooks, kD, kFnuz>, kdev::scalar_grid(c.max_model_len, c.batch),
+                dim3(kdev::kFusedThreads), a.p);
+    });
+    be.launch("head_sum_kernel", kdev::head_sum_kernel<Hooks>,
+              dim3(static_cast<unsigned>(flat_blocks(c.rows() * c.max_model_len, be.resident_blocks(), kdev::kFlatThreads))),
+              dim3(kdev::kFlatThreads), a.p);
+  }
+};
+
+}  // namespace pmqa::kernels::detail
