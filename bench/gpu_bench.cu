@@ -28,8 +28,7 @@
 
 #include "pmqa/fixtures/generate.hpp"
 #include "pmqa/fixtures/rng.hpp"
-#include "pmqa/kernels/detail/hip_backend.hpp"
-#include "pmqa/kernels/detail/run_path.hpp"
+#include "pmqa/kernels/lab_hip.hpp"
 #include "gpu_timing.hpp"
 #include "pmqa_kernels/arch/nv_mma_sync.hpp"
 #include "pmqa/reference/compare.hpp"
@@ -37,8 +36,8 @@
 namespace {
 
 using pmqa::kernels::Path;
-using pmqa::kernels::detail::HipBackend;
-using pmqa::kernels::detail::PreparedRun;
+using pmqa::kernels::lab::HipBackend;
+using pmqa::kernels::lab::PreparedRun;
 using pmqa::bench::decode_case;
 using pmqa::bench::Events;
 using pmqa::bench::L2Flusher;

@@ -14,11 +14,11 @@
 
 #include "pmqa/fixtures/generate.hpp"
 #include "pmqa/fixtures/rng.hpp"
-#include "pmqa/kernels/detail/hip_backend.hpp"
+#include "pmqa/kernels/lab_hip.hpp"
 
 namespace pmqa::bench {
 
-using pmqa::kernels::detail::HipBackend;
+using pmqa::kernels::lab::HipBackend;
 
 // A start and a stop event on the default stream; ms() waits for the stop.
 struct Events {

@@ -10,15 +10,14 @@
 #include <cstdio>
 
 #include "gpu_timing.hpp"
-#include "pmqa/kernels/detail/hip_backend.hpp"
-#include "pmqa/kernels/detail/run_path.hpp"
+#include "pmqa/kernels/lab_hip.hpp"
 #include "probes.hpp"
 
 namespace {
 
 using pmqa::kernels::Path;
-using pmqa::kernels::detail::HipBackend;
-using pmqa::kernels::detail::PreparedRun;
+using pmqa::kernels::lab::HipBackend;
+using pmqa::kernels::lab::PreparedRun;
 
 template <class Tuning>
 double time_tuned(HipBackend& be, const pmqa::Case& c, pmqa::bench::L2Flusher& flusher, int reps) {
@@ -37,7 +36,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   try {
-    if (!pmqa::kernels::detail::device_runs_wgmma(gpu->cc_major, gpu->cc_minor)) {
+    if (!pmqa::kernels::lab::device_runs_wgmma(gpu->cc_major, gpu->cc_minor)) {
       std::printf("pmqa_probe_ablations: %s does not run the wgmma kernel: nothing measured\n", gpu->name.c_str());
       return 77;
     }

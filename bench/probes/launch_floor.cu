@@ -16,14 +16,14 @@
 #include <cstdio>
 #include <vector>
 
-#include "pmqa/kernels/detail/hip_backend.hpp"
+#include "pmqa/kernels/lab_hip.hpp"
 #include "gpu_timing.hpp"
 
 namespace {
 
 using pmqa::bench::L2Flusher;
 using pmqa::bench::time_us;
-using pmqa::kernels::detail::HipBackend;
+using pmqa::kernels::lab::HipBackend;
 
 // fused-mma's launch parameters are ~250 bytes of LogitsParams plus a 128-byte tensor map.
 struct BigParams {

@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "pmqa/kernels/detail/hip_backend.hpp"
+#include "pmqa/kernels/lab_hip.hpp"
 #include "gpu_timing.hpp"
 #include "pmqa_kernels/arch/nv_tma.hpp"
 
@@ -41,7 +41,7 @@ namespace {
 using pmqa::bench::decode_case;
 using pmqa::bench::L2Flusher;
 using pmqa::bench::time_us;
-using pmqa::kernels::detail::HipBackend;
+using pmqa::kernels::lab::HipBackend;
 
 // The decode case's block: 64 tokens x (128 codes + 4 scale bytes), read whole (as fused-mma's copies do).
 constexpr int kBlockPieces = 64 * (128 + 4) / 16;  // 16-byte pieces

@@ -22,8 +22,7 @@
 
 #include "pmqa/fixtures/generate.hpp"
 #include "pmqa/fixtures/rng.hpp"
-#include "pmqa/kernels/detail/hip_backend.hpp"
-#include "pmqa/kernels/detail/run_path.hpp"
+#include "pmqa/kernels/lab_hip.hpp"
 #include "gpu_timing.hpp"
 #include "probes.hpp"
 
@@ -31,8 +30,8 @@ namespace {
 
 using pmqa::kdev::WgMark;
 using pmqa::kernels::Path;
-using pmqa::kernels::detail::HipBackend;
-using pmqa::kernels::detail::PreparedRun;
+using pmqa::kernels::lab::HipBackend;
+using pmqa::kernels::lab::PreparedRun;
 using pmqa::bench::decode_case;
 using pmqa::bench::Events;
 using pmqa::bench::L2Flusher;
@@ -389,7 +388,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   try {
-    const bool wgmma = pmqa::kernels::detail::device_runs_wgmma(gpu->cc_major, gpu->cc_minor);
+    const bool wgmma = pmqa::kernels::lab::device_runs_wgmma(gpu->cc_major, gpu->cc_minor);
     if (!wgmma) {
       std::printf("pmqa_probe_timeline: %s does not run the wgmma kernel: nothing measured\n", gpu->name.c_str());
       return 77;

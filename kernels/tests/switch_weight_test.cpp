@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "pmqa/fixtures/generate.hpp"
-#include "pmqa/kernels/detail/host_backend.hpp"
+#include "pmqa/kernels/lab.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "many_sequences_case.hpp"
 
@@ -41,8 +41,8 @@ Case few_sequences() {
 
 template <std::uint32_t kW>
 void expect_every_chunk_once(const Case& c, KernelId kernel, const std::string& what) {
-  kernels::detail::HostBackend be({.warp_size = 32});
-  const auto run = kernels::detail::run_path<kernels::detail::HostBackend, kdev::Faithful, SwitchWeight<kW>>(
+  kernels::lab::HostBackend be({.warp_size = 32});
+  const auto run = kernels::lab::run_path<kernels::lab::HostBackend, kdev::Faithful, SwitchWeight<kW>>(
       be, kernels::Path::fused, c, {.kernel = kernel});
   ASSERT_EQ(run.kernel, kernel) << what;
   const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out);

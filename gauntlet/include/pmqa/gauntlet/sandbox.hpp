@@ -18,7 +18,7 @@
 #include <unordered_map>
 
 #include "pmqa/checks/finding.hpp"
-#include "pmqa/kernels/detail/host_backend.hpp"
+#include "pmqa/kernels/lab.hpp"
 
 namespace pmqa::gauntlet {
 
@@ -29,7 +29,7 @@ class SandboxError : public checks::HarnessError {
   using checks::HarnessError::HarnessError;
 };
 
-class SandboxBackend : public kernels::detail::HostBackend {
+class SandboxBackend : public kernels::lab::HostBackend {
  public:
   // Slack on each side of a buffer: at least this, and at least the buffer's own size (an offset
   // that wrapped past 2^31 bytes lands up to 2 GiB before the buffer it was meant for).
@@ -58,14 +58,14 @@ class MutantExecutor final : public kernels::Executor {
  public:
   // Rejects a bad warp size or emulated device now, as the host executor does.
   MutantExecutor(std::string mutant, const kernels::HostExecutorOptions& o)
-      : mutant_(std::move(mutant)), options_(o), caps_(kernels::detail::emulated_caps(o)) {}
+      : mutant_(std::move(mutant)), options_(o), caps_(kernels::lab::emulated_caps(o)) {}
   std::string name() const override { return "host-w" + std::to_string(caps_.wave_size) + " [" + mutant_ + "]"; }
   std::string arch() const override { return "host"; }
   int warp_size() const override { return caps_.wave_size; }
   kernels::DeviceCaps caps() const override { return caps_; }
   kernels::RunResult run(kernels::Path path, const Case& c, const kernels::RunOptions& o) override {
     Backend be(options_);
-    return kernels::detail::run_path<Backend, Hooks>(be, path, c, o);
+    return kernels::lab::run_path<Backend, Hooks>(be, path, c, o);
   }
 
  private:
