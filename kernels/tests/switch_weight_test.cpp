@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "pmqa/fixtures/generate.hpp"
-#include "pmqa/kernels/lab.hpp"
+#include "pmqa/kernels/lab_host.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "many_sequences_case.hpp"
 

@@ -18,7 +18,7 @@
 #include <unordered_map>
 
 #include "pmqa/checks/finding.hpp"
-#include "pmqa/kernels/lab.hpp"
+#include "pmqa/kernels/lab_host.hpp"
 
 namespace pmqa::gauntlet {
 

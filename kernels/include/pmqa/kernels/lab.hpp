@@ -2,22 +2,19 @@
 // kernels its own way. executor.hpp is the user API; this is the layer under it, and using it is a
 // decision (it changes with the kernels):
 //
-//   Backend      memory, copies, launches and the device's capabilities (HostBackend here, the HIP
-//                runtime's in lab_hip.hpp); the concept below names what run_path asks of one
+//   Backend      memory, copies, launches and the device's capabilities (the host executor's in
+//                lab_host.hpp, the HIP runtime's in lab_hip.hpp); the concept below names what
+//                run_path asks of one
 //   PreparedRun  one case's buffers on a backend with its kernel chosen; launch() alone, for timing
 //   run_path     a path run start to end, with the fault Hooks (pmqa_kernels/common/faults.hpp:
 //                Faithful in production, a planted bug in the gauntlet) and the fused-mma tunables
 //                (pmqa_kernels/fused_mma/tuning.hpp: Shipped, or a probe's) as template parameters
-//
-//   lab::HostBackend be({.warp_size = 32});
-//   const auto run = lab::run_path<lab::HostBackend, MyFault>(be, Path::fused, c, {});
 #pragma once
 
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 
-#include "pmqa/kernels/detail/host_backend.hpp"
 #include "pmqa/kernels/detail/run_path.hpp"
 
 namespace pmqa::kernels::lab {
@@ -37,13 +34,9 @@ concept Backend = requires(B& b, const B& cb, void* p, const void* q, std::size_
   cb.key_map(keys);
 };
 
-using detail::emulated_caps;  // the device a HostExecutorOptions asks the host to emulate
-using detail::HostBackend;
 using detail::PreparedRun;
 using detail::run_path;
 using Faithful = kdev::Faithful;  // production's fault hooks
 using Shipped = kdev::Shipped;    // fused-mma's tunables as shipped
-
-static_assert(Backend<HostBackend>);
 
 }  // namespace pmqa::kernels::lab
