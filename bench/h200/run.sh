@@ -42,8 +42,13 @@ step "kernel properties (gpu)" property.log \
   "$build/property_tests/kernels/pmqa_kernel_property_test" --gtest_filter='*gpu*' --gtest_output="xml:$out/property.xml"
 step "arch matrix, numeric half (gpu)" matrix.log \
   "$build/property_tests/arch_matrix_numeric/pmqa_arch_matrix_numeric_test" --gtest_output="xml:$out/matrix.xml"
+# On NVIDIA the device's own arch is claimed, so the table gains the decided column: each case as
+# the dispatch policy decides it for this arch, run through run_decision.
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')
+expect=()
+[ -n "$cc" ] && expect=(--expect-arch "sm_$cc")
 step "pmqa check --executor gpu standard" check.log \
-  "$build/cli/pmqa" check --suite standard --executor gpu --junit "$out/check.xml"
+  "$build/cli/pmqa" check --suite standard --executor gpu "${expect[@]}" --junit "$out/check.xml"
 step "gpu benchmark" bench.log "$build/bench/pmqa_bench_gpu" --json "$out/bench.json"
 if [ -n "${PMQA_BASELINE:-}" ]; then
   for round in 1 2; do
