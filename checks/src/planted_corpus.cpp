@@ -26,17 +26,7 @@ OutputBuffer filled(const Case& c, float value) {
 
 const std::vector<Planted>& planted_defects() {
   static const std::vector<Planted> corpus = [] {
-    fixtures::CaseSpec s;
-    s.name = "compare";
-    s.seed = 11;
-    s.batch = 3;
-    s.next_n = 2;
-    s.heads = 8;
-    s.head_dim = 64;
-    s.block_size = 16;
-    s.max_model_len = 120;
-    s.context_lens = {120, 50, 1};  // row 4 has E = 0
-    const auto base = detail::prepare(fixtures::make_case(s));
+    const auto base = detail::prepare(fixtures::make_case(planted_corpus_spec()));
     const Case& c = base->c;
     std::vector<Planted> v;
     v.push_back({"correct output", base, reference_output(c), false});
@@ -92,6 +82,20 @@ const std::vector<Planted>& planted_defects() {
 }  // namespace
 
 std::int64_t planted_corpus_size() { return static_cast<std::int64_t>(planted_defects().size()); }
+
+fixtures::CaseSpec planted_corpus_spec() {
+  fixtures::CaseSpec s;
+  s.name = "compare";
+  s.seed = 11;
+  s.batch = 3;
+  s.next_n = 2;
+  s.heads = 8;
+  s.head_dim = 64;
+  s.block_size = 16;
+  s.max_model_len = 120;
+  s.context_lens = {120, 50, 1};  // row 4 has E = 0
+  return s;
+}
 
 Finding planted_corpus(const Checker& checker, const std::optional<Tolerance>& tolerance) {
   Finding f = detail::finding("planted-defect corpus", "checks::planted_corpus: reference/tests/compare_test.cpp (CompareTest)",

@@ -17,18 +17,9 @@ namespace {
 
 class CompareTest : public ::testing::Test {
  protected:
+  // The planted corpus's case (checks::planted_corpus_spec: 3 sequences, next_n 2, row 4 has E = 0).
   void SetUp() override {
-    fixtures::CaseSpec s;
-    s.name = "compare";
-    s.seed = 11;
-    s.batch = 3;
-    s.next_n = 2;
-    s.heads = 8;
-    s.head_dim = 64;
-    s.block_size = 16;
-    s.max_model_len = 120;
-    s.context_lens = {120, 50, 1};  // row 4 has E = 0
-    c_ = fixtures::make_case(s);
+    c_ = fixtures::make_case(checks::planted_corpus_spec());
     ref_ = compute_reference(c_, {.precision = Precision::fp64});
   }
 

@@ -30,6 +30,7 @@
 #include "pmqa/checks/judge.hpp"
 #include "pmqa/checks/subject.hpp"
 #include "pmqa/dispatch/policy.hpp"
+#include "pmqa/fixtures/generate.hpp"
 
 namespace pmqa::checks {
 
@@ -73,6 +74,9 @@ Finding arch_matrix(const dispatch::Policy& policy);
 // Each is judged under the clean contract and the tolerance (fp32 unless given).
 Finding planted_corpus(const Checker& checker, const std::optional<Tolerance>& tolerance = {});
 std::int64_t planted_corpus_size();
+// The small case most planted outputs are written for (3 sequences, next_n 2, one row with E = 0);
+// the comparison's own tests plant their finer defects in it too.
+fixtures::CaseSpec planted_corpus_spec();
 
 // A CI job: the arch (and path) it claims to test, and the gcnArchName / sm_XY its device reports.
 struct CiJob {
