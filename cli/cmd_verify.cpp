@@ -111,7 +111,7 @@ Command add_verify_command(CLI::App& parent) {
   cmd.app->add_option("--junit", args->junit, "write JUnit XML here");
   cmd.app->add_option("--json", args->json, "write a JSON report here");
   cmd.app->add_option("--cases", args->cases,
-                      "the folder of the input case files: a logits-only result file (pmqa_run --logits-only) is "
+                      "the folder of the input case files: a logits-only result file (pmqa-run --logits-only) is "
                       "judged against the input it names, whose sha256 must match");
   cmd.app->add_option("--map", args->map,
                       "draw each file's error map (rows x logical blocks, coloured by the worst error over the "

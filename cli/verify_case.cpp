@@ -45,7 +45,7 @@ std::string kernel_time(const CaseFile& f) {
   return "bench_ms \"" + v + "\"";
 }
 
-// What pmqa_run recorded about the run beside the logits: the path the kernels it saw mean
+// What pmqa-run recorded about the run beside the logits: the path the kernels it saw mean
 // (--expect-path) and the time over the byte floor (--max-floor-ratio).
 std::string run_facts(const CaseFile& f) {
   std::string out;
@@ -81,7 +81,7 @@ CaseFile read_for_verify(const fs::path& file, const std::optional<fs::path>& ca
   if (!is_logits_file(file)) return read_case_file(file);
   if (!cases)
     throw CaseFileError(file.string(), "file",
-                        "holds logits only (content logits-only, from pmqa_run --logits-only): give --cases DIR, the "
+                        "holds logits only (content logits-only, from pmqa.run --logits-only): give --cases DIR, the "
                         "folder of the case files the run read");
   return join_logits_file(read_logits_file(file), file, *cases);
 }

@@ -27,11 +27,11 @@ ROOT = HERE.parent
 BUILD_BASE = os.environ.get("PMQA_BUILD_BASE")
 
 # Package data taken from the source tree: destination folder in a package -> files or folders
-# (copied whole) of the repository. pmqa_probe.data.data_file and pmqa_run.envelope.envelope_dir
+# (copied whole) of the repository. pmqa.probe.data.data_file and pmqa.run.data.data_path
 # look in their package's data/ folder before the source tree.
 DATA = {
-    "pmqa_probe/data": ["fixtures/arch_matrix.json", "dispatch/data/arch_table.json"],
-    "pmqa_run/data": ["fixtures/data/envelopes"],
+    "pmqa/probe/data": ["fixtures/arch_matrix.json", "dispatch/data/arch_table.json"],
+    "pmqa/run/data": ["fixtures/data/envelopes"],
 }
 
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""pmqa_run's GPU gates on an H200: which kernels ran (--expect-path) and how far from the byte floor
+"""pmqa-run's GPU gates on an H200: which kernels ran (--expect-path) and how far from the byte floor
 (--max-floor-ratio), and the faults the runner survives (--timeout-s, a fresh worker per fault).
 
     python3 bench/h200/pmqa_run_gates.py OUT_DIR           # from the repository root, on the GPU machine
 
 Needs python3 with torch (CUDA), triton and numpy; builds nothing (pmqa's Python sources only: the
-cases are generated here, pmqa_run runs the ops, the numbers are checked against pmqa_run.eager_torch
-on the same device). Writes OUT_DIR/cases (the inputs), OUT_DIR/<run>/ (pmqa_run's logits-only
+cases are generated here, pmqa-run runs the ops, the numbers are checked against pmqa.run.eager_torch
+on the same device). Writes OUT_DIR/cases (the inputs), OUT_DIR/<run>/ (pmqa-run's logits-only
 result files, run.log, run.xml), OUT_DIR/table.md, and prints the table. Exit 0 when every run came
 out as expected (below), 1 otherwise.
 
@@ -17,11 +17,11 @@ The stand-ins are written here, from the spec, sharing no code with any library:
                        stage-1 kernel writing per-head values, torch's sum over heads
   entry_guarded        an engine entry whose guard sends sm_90 / sm_100 to the fused kernel
   entry_forgets_sm90   the same entry with the guard's sm_90 forgotten: the two-stage path runs
-  faults_hang/_abort/_device_error   pmqa_run.eager_torch, except on the next_n 3 case: a GPU kernel
+  faults_hang/_abort/_device_error   pmqa.run.eager_torch, except on the next_n 3 case: a GPU kernel
                        that spins, os.abort(), a Triton store to an illegal address
 Expected: at the DeepSeek-V3.2 decode shape (B 64, H 64, D 128, block 64, context ~8192, next_n 1
 and 2) the fused kernel and the guarded entry pass both gates; the two-stage entry and the entry
-that forgets sm_90 fail both, the latter's message naming the kernels; pmqa_run.eager_torch is seen
+that forgets sm_90 fail both, the latter's message naming the kernels; pmqa.run.eager_torch is seen
 as the eager path and fails the floor gate; each fault fails its case, the cases after it run in a
 fresh worker, and every run completes. The table gives each ratio and the margin on both sides of R.
 
@@ -46,8 +46,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
 
-import pmqa_cases  # noqa: E402
-from pmqa_run.floor import DEFAULT_MAX_FLOOR_RATIO  # noqa: E402
+import pmqa.cases  # noqa: E402
+from pmqa.run.floor import DEFAULT_MAX_FLOOR_RATIO  # noqa: E402
 
 try:  # the GPU stand-ins; absent in --numpy mode on machines without them
     import torch
@@ -186,7 +186,7 @@ def entry_forgets_sm90(q, kv_cache, weights, context_lens, block_tables, schedul
 
 
 def _eager(q, *args):
-    from pmqa_run.eager_torch import fp8_paged_mqa_logits
+    from pmqa.run.eager_torch import fp8_paged_mqa_logits
     return fp8_paged_mqa_logits(q, *args)
 
 
@@ -212,7 +212,7 @@ def faults_device_error(q, *args):
     return _eager(q, *args)
 
 
-# The stand-ins' kernel names, reviewed with them (pmqa_run --kernel-names).
+# The stand-ins' kernel names, reviewed with them (pmqa-run --kernel-names).
 KERNEL_NAMES = {"schema": "pmqa-kernel-names/1", "kernels": [
     {"pattern": "_pmqa_standin_fused_logits*", "library": "pmqa-standin", "means": "fused",
      "role": "the stand-in fused kernel", "source": "bench/h200/pmqa_run_gates.py"},
@@ -264,10 +264,10 @@ def make_case(name, seed, batch, next_n, context, max_model_len, heads=64, dim=1
     q = rng.integers(0, 256, size=(batch, next_n, heads, dim), dtype=np.uint8)
     q[(q & 0x7F) == 0x7F] = 0x7E
     weights = (rng.standard_normal((batch * next_n, heads)) * 2.0 ** -10).astype(np.float32)
-    cf = pmqa_cases.CaseFile(q=q, kv_cache=kv, weights=weights, context_lens=lens, block_table=table,
+    cf = pmqa.cases.CaseFile(q=q, kv_cache=kv, weights=weights, context_lens=lens, block_table=table,
                              block_size=block, max_model_len=max_model_len, name=name, suite="h200-gates",
                              seed=seed, producer="bench/h200/pmqa_run_gates.py")
-    pmqa_cases.validate(cf)
+    pmqa.cases.validate(cf)
     return cf
 
 
@@ -289,7 +289,7 @@ def plan(numpy_mode: bool, decode: List[str], small: List[str]) -> List[Run]:
            "two-stage": f"{m}:engine_entry_forgets_gfx950" if numpy_mode else f"{m}:entry_two_stage",
            "guarded": f"{m}:engine_entry" if numpy_mode else f"{m}:entry_guarded",
            "forgets": f"{m}:engine_entry_forgets_gfx950" if numpy_mode else f"{m}:entry_forgets_sm90",
-           "eager": f"{m}:eager_ok" if numpy_mode else "pmqa_run.eager_torch:fp8_paged_mqa_logits",
+           "eager": f"{m}:eager_ok" if numpy_mode else "pmqa.run.eager_torch:fp8_paged_mqa_logits",
            "hang": f"{m}:hangs" if numpy_mode else f"{m}:faults_hang",
            "abort": f"{m}:aborts" if numpy_mode else f"{m}:faults_abort",
            "device": f"{m}:device_error" if numpy_mode else f"{m}:faults_device_error"}
@@ -302,7 +302,7 @@ def plan(numpy_mode: bool, decode: List[str], small: List[str]) -> List[Run]:
             ["--expect-path", "fused", *gate], {"PMQA_STANDIN_ARCH": "gfx950"}),
         Run("forgets", "entry, guard forgets the arch", ops["forgets"], "vllm-rocm", decode, "fail-both",
             ["--expect-path", "fused", *gate], {"PMQA_STANDIN_ARCH": "gfx950"}),
-        Run("eager", "pmqa_run.eager_torch" if not numpy_mode else "eager stand-in", ops["eager"], "eager", decode,
+        Run("eager", "pmqa.run.eager_torch" if not numpy_mode else "eager stand-in", ops["eager"], "eager", decode,
             "fail-floor", ["--expect-path", "eager", *gate]),
         Run("hang", "hangs on the next_n 3 case", ops["hang"], "eager", small, "fault",
             ["--timeout-s", "3" if numpy_mode else "30"]),
@@ -315,7 +315,7 @@ def execute(run: Run, out: Path, numpy_mode: bool) -> None:
     d = out / run.key
     d.mkdir(parents=True, exist_ok=True)
     paths = [str(out / "cases" / f"{c}.safetensors") for c in run.cases]
-    argv = [sys.executable, "-B", "-m", "pmqa_run", "--op", run.op, "--convention", run.convention, "--cases", *paths,
+    argv = [sys.executable, "-B", "-m", "pmqa.run", "--op", run.op, "--convention", run.convention, "--cases", *paths,
             "--out", str(d), "--logits-only", "--junit", str(d / "run.xml"), "--platform", "cuda",
             "--kernel-names", str(out / "standin_kernel_names.json"), "--envelope" if run.convention == "vllm-rocm"
             else "", str(out / "standin_envelope.json") if run.convention == "vllm-rocm" else "", *run.args]
@@ -336,7 +336,7 @@ def execute(run: Run, out: Path, numpy_mode: bool) -> None:
                 info["line"] = line
         f = d / f"{c}.safetensors"
         if f.exists():
-            info.update(pmqa_cases.read_logits_file(f).extra)
+            info.update(pmqa.cases.read_logits_file(f).extra)
         info["path_gate"] = "fail" if re.search(r"expected the \w[\w-]* path|does not know", info["line"]) else "pass"
         info["floor_gate"] = "fail" if "a slow path" in info["line"] else "pass"
         info["ok"] = info["line"].startswith("ok")
@@ -374,7 +374,7 @@ def judge_run(run: Run, numpy_mode: bool) -> None:
                 p.append(f"{c} (after the fault or before it) failed: {info['line'][:300]}")
     want = 0 if e == "pass" or (e == "fail-floor" and numpy_mode) else 1
     if run.status != want:
-        p.append(f"pmqa_run exited {run.status}, expected {want}")
+        p.append(f"pmqa-run exited {run.status}, expected {want}")
 
 
 def render(runs: List[Run], R: float, numpy_mode: bool, header: List[str]) -> str:
@@ -401,7 +401,7 @@ def render(runs: List[Run], R: float, numpy_mode: bool, header: List[str]) -> st
                      f"{max(slow):.3g}: margins {R / max(fused):.2f}x below R and {min(slow) / R:.2f}x above it")
     for r in runs:
         if r.expect == "fault":
-            summary = [ln for ln in r.log.splitlines() if ln.startswith("pmqa_run: ")]
+            summary = [ln for ln in r.log.splitlines() if ln.startswith("pmqa-run: ")]
             lines.append(f"{r.key}: " + " | ".join(summary[-2:]))
         for pr in r.problems:
             lines.append(f"UNEXPECTED {r.key}: {pr}")
@@ -428,11 +428,11 @@ def main(argv=None) -> int:
         decode_shapes = [("decode-n1", 301, 64, 1, 8192, 16384), ("decode-n2", 302, 64, 2, 8192, 16384)]
     decode = []
     for name, seed, batch, next_n, context, mml in decode_shapes:
-        pmqa_cases.write_case_file(out / "cases" / f"{name}.safetensors", make_case(name, seed, batch, next_n, context, mml))
+        pmqa.cases.write_case_file(out / "cases" / f"{name}.safetensors", make_case(name, seed, batch, next_n, context, mml))
         decode.append(name)
     small = []
     for name, seed, next_n in (("small-n1", 21, 1), ("small-n3", 22, 3), ("small-n2", 23, 2)):
-        pmqa_cases.write_case_file(out / "cases" / f"{name}.safetensors", make_case(name, seed, 2, next_n, 200, 512))
+        pmqa.cases.write_case_file(out / "cases" / f"{name}.safetensors", make_case(name, seed, 2, next_n, 200, 512))
         small.append(name)
     (out / "standin_kernel_names.json").write_text(json.dumps(KERNEL_NAMES, indent=1))
     (out / "standin_envelope.json").write_text(json.dumps(ENVELOPE, indent=1))
@@ -441,7 +441,7 @@ def main(argv=None) -> int:
         print(f"== {run.key}: {run.what} ({run.op}, {run.convention})", flush=True)
         execute(run, out, args.numpy)
         judge_run(run, args.numpy)
-        tail = [ln for ln in run.log.splitlines() if ln.startswith(("ok ", "FAIL", "ERROR", "pmqa_run: "))]
+        tail = [ln for ln in run.log.splitlines() if ln.startswith(("ok ", "FAIL", "ERROR", "pmqa-run: "))]
         print("\n".join(tail[-6:]), flush=True)
     if not args.numpy:
         header.append(cross_check(out, runs))
@@ -455,8 +455,8 @@ def main(argv=None) -> int:
 
 
 def cross_check(out: Path, runs: List[Run]) -> str:
-    """The fused and guarded runs' logits against pmqa_run.eager_torch on the same device."""
-    from pmqa_run.eager_torch import fp8_paged_mqa_logits
+    """The fused and guarded runs' logits against pmqa.run.eager_torch on the same device."""
+    from pmqa.run.eager_torch import fp8_paged_mqa_logits
     parts = []
     for r in runs:
         if r.key not in ("fused", "guarded"):
@@ -465,7 +465,7 @@ def cross_check(out: Path, runs: List[Run]) -> str:
             f = out / r.key / f"{c}.safetensors"
             if not f.exists():
                 continue
-            cf = pmqa_cases.read_case_file(out / "cases" / f"{c}.safetensors")
+            cf = pmqa.cases.read_case_file(out / "cases" / f"{c}.safetensors")
             dev = torch.device("cuda")
             kv = torch.from_numpy(cf.kv_cache.copy()).to(dev)
             kv = kv.as_strided((cf.num_blocks, cf.block_size, 1, cf.head_dim + 4), (cf.block_stride, cf.head_dim + 4,
@@ -474,13 +474,13 @@ def cross_check(out: Path, runs: List[Run]) -> str:
                                        torch.from_numpy(cf.weights.copy()).to(dev),
                                        torch.from_numpy(cf.context_lens.copy()).to(dev),
                                        torch.from_numpy(cf.block_table.copy()).to(dev), cf.max_model_len).cpu().numpy()
-            got = pmqa_cases.read_logits_file(f).logits
+            got = pmqa.cases.read_logits_file(f).logits
             valid = np.arange(cf.max_model_len)[None, :] < cf.valid_keys()[:, None]
             x, y = got[valid].astype(np.float64), ref[valid].astype(np.float64)
             calc_diff = 1 - 2 * (x * y).sum() / max((x * x + y * y).sum(), 1e-300)
             rel = np.abs(x - y).max() / max(np.abs(y).max(), 1e-30)
             parts.append(f"{r.key}/{c}: calc_diff {calc_diff:.2e}, max |diff| {rel:.2e} of max |ref|")
-    return "against pmqa_run.eager_torch: " + ("; ".join(parts) if parts else "no output to check")
+    return "against pmqa.run.eager_torch: " + ("; ".join(parts) if parts else "no output to check")
 
 
 if __name__ == "__main__":

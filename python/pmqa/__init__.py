@@ -11,6 +11,10 @@ the ``pmqa_case`` fixture (``pmqa.pytest_plugin``, loaded by the entry point of 
 runs a test once per case of ``--pmqa-suite``. ``pmqa.verify`` judges as ``pmqa verify`` judges a
 case file: the same oracle, tolerance profiles, gates and NaN rules, the same defaults and text.
 
+Inside the one distribution: ``pmqa.cases`` reads and writes case files with numpy alone,
+``pmqa.run`` (``pmqa-run``) runs a Python-callable kernel on case files, ``pmqa.probe``
+(``pmqa-probe``) runs an engine's own dispatch for every arch of the expected matrix.
+
 The names load on first use (PEP 562): pytest imports ``pmqa.pytest_plugin`` in every session of
 an environment pmqa is installed in, and that must not depend on the C++ extension loading.
 """
@@ -19,13 +23,18 @@ from typing import Any, List
 __version__ = "0.1.0"
 
 _API = ("CONTRACTS", "NAN_RULES", "SENTINEL_BITS", "TOLERANCES", "Case", "CaseError", "CaseFileError", "CaseList",
-        "Report", "assert_matches", "cases", "describe_envelope", "envelopes", "read_case", "reference", "suites", "verify")
+        "Report", "assert_matches", "describe_envelope", "envelopes", "read_case", "reference", "suites", "verify")
+# pmqa.cases (case files; called, the suite's cases), pmqa.run (the runner), pmqa.probe (the probe).
+_SUBPACKAGES = ("cases", "run", "probe")
 _CORE = ("ErrorMap", "Mismatch", "RegionMismatch")
 
-__all__ = list(_API + _CORE)
+__all__ = list(_API + _CORE + _SUBPACKAGES)
 
 
 def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
     if name in _API:
         from . import _api
         return getattr(_api, name)

@@ -33,9 +33,9 @@ cd "$work"
 import importlib.metadata as md, json, sys
 from pathlib import Path
 venv = Path(sys.argv[1]).resolve()
-import pmqa, pmqa_cases, pmqa_run, pmqa_run.conventions, pmqa_probe
-from pmqa_probe import data
-for mod in (pmqa, pmqa_cases, pmqa_run, pmqa_probe):
+import pmqa, pmqa.cases, pmqa.run, pmqa.run.conventions, pmqa.probe
+from pmqa.probe import data
+for mod in (pmqa, pmqa.cases, pmqa.run, pmqa.probe):
     assert venv in Path(mod.__file__).resolve().parents, f"{mod.__name__} imported from {mod.__file__}, not the venv"
 quick = pmqa.cases("quick")
 core = Path(sys.modules["pmqa._core"].__file__).resolve()
@@ -44,7 +44,7 @@ for name in ("arch_matrix.json", "arch_table.json"):
     f = data.data_file(name)
     assert venv in f.resolve().parents, f"{name} found at {f}, not in the package data"
     json.loads(f.read_text())
-site = Path(pmqa_run.__file__).resolve().parent
+site = Path(pmqa.run.__file__).resolve().parent
 envelopes = sorted(p.relative_to(site / "data" / "envelopes").as_posix() for p in (site / "data" / "envelopes").rglob("*.json"))
 in_tree = sorted(p.relative_to(Path(sys.argv[2]) / "fixtures" / "data" / "envelopes").as_posix()
                  for p in (Path(sys.argv[2]) / "fixtures" / "data" / "envelopes").rglob("*.json"))

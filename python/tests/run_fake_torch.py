@@ -1,4 +1,4 @@
-"""A tiny numpy-backed stand-in for the part of torch that pmqa_run.eager_torch uses.
+"""A tiny numpy-backed stand-in for the part of torch that pmqa.run.eager_torch uses.
 
 CI has no torch, so this lets the eager op's logic -- gathers, masks, chunking, the -inf and NaN
 handling -- run against the spec's stand-in anyway. It checks the op's *logic* only: torch's own
@@ -84,7 +84,7 @@ class Tensor:
     def numel(self):
         return int(self.a.size)
 
-    # ---- what pmqa_run.torch_backend uses
+    # ---- what pmqa.run.torch_backend uses
     def as_strided(self, size, stride):
         item = self.a.itemsize
         return Tensor(np.lib.stride_tricks.as_strided(self.a, shape=tuple(size), strides=tuple(s * item for s in stride)),

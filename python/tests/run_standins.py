@@ -1,10 +1,10 @@
-"""numpy stand-in ops for the pmqa_run tests: one per calling convention, following it exactly, and a
-few with a planted convention mistake. They receive what pmqa_run's numpy backend hands an op:
-q as pmqa_run.Fp8Tensor (uint8 codes + format), kv_cache as a uint8 [num_blocks, block_size, 1, D+4]
+"""numpy stand-in ops for the pmqa-run tests: one per calling convention, following it exactly, and a
+few with a planted convention mistake. They receive what pmqa-run's numpy backend hands an op:
+q as pmqa.run.Fp8Tensor (uint8 codes + format), kv_cache as a uint8 [num_blocks, block_size, 1, D+4]
 strided view, the other inputs as numpy arrays, output buffers as float32 views with a row stride.
 
 The fp8 decode and the KV indexing are written here from spec §2-§3 (never imported from pmqa's C++
-code or from pmqa_run), so a shared bug cannot pass both sides.
+code or from pmqa-run), so a shared bug cannot pass both sides.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import time
 import numpy as np
 
 try:
-    from pmqa_run.backend import record_kernel
-except ImportError:  # the stand-ins also run without pmqa_run on the path
+    from pmqa.run.backend import record_kernel
+except ImportError:  # the stand-ins also run without pmqa-run on the path
     def record_kernel(name):
         pass
 
@@ -255,7 +255,7 @@ def deepgemm_ok(q, kv_cache, weights, context_lens, block_table, schedule_meta, 
     """DeepGEMM's SM90 kernel: its host checks, then row (b, n) computed up to context_lens[b][N-1]
     only, into an output it allocates without initialising (cells it does not write keep the
     memory's previous contents)."""
-    from pmqa_run.backend import uninitialised
+    from pmqa.run.backend import uninitialised
 
     lens = np.asarray(context_lens)
     assert lens.ndim == 2 and lens.shape == q.codes.shape[:2], "DeepGEMM takes 2-D context_lens [B, N]"
@@ -403,7 +403,7 @@ def kwargs_echo(q, kv_cache, weights, context_lens, block_table, max_model_len, 
 def make_case(seed=1, batch=2, next_n=2, heads=4, head_dim=16, block_size=16, max_blocks=3, num_blocks=5,
               max_model_len=40, fmt="e4m3fn", layout="normal", lens2d=False, pad=0, name=None):
     """A small valid case (no NaN codes, scales > 0), built here so the tests need no generator."""
-    import pmqa_cases
+    import pmqa.cases
 
     rng = np.random.default_rng(seed)
     rows = batch * next_n
@@ -421,10 +421,10 @@ def make_case(seed=1, batch=2, next_n=2, heads=4, head_dim=16, block_size=16, ma
     else:
         lens = rng.integers(0, limit + 1, size=(batch,), dtype=np.int32)
     table = rng.integers(0, num_blocks, size=(batch, max_blocks), dtype=np.int32)
-    cf = pmqa_cases.CaseFile(q=q, kv_cache=kv, weights=weights, context_lens=lens, block_table=table,
+    cf = pmqa.cases.CaseFile(q=q, kv_cache=kv, weights=weights, context_lens=lens, block_table=table,
                              block_size=block_size, max_model_len=max_model_len, fp8_format=fmt, kv_layout=layout,
-                             name=name or f"made-{seed}", suite="pmqa_run-tests", seed=seed, producer="make_case")
-    pmqa_cases.validate(cf)
+                             name=name or f"made-{seed}", suite="pmqa-run-tests", seed=seed, producer="make_case")
+    pmqa.cases.validate(cf)
     return cf
 
 
@@ -510,11 +510,11 @@ def checks_earlier_outputs(q, *args):
     """eager_ok that first checks, in PMQA_TEST_OUT, that every output written so far is complete
     (readable as a case file) and that no temporary file is left: writes are atomic and finished
     before the next case starts."""
-    import pmqa_cases
+    import pmqa.cases
     out = os.environ["PMQA_TEST_OUT"]
     if os.path.isdir(out):
         for name in os.listdir(out):
             assert not name.endswith(".partial"), f"a temporary file is left: {name}"
             if name.endswith(".safetensors"):
-                pmqa_cases.read_case_file(os.path.join(out, name))
+                pmqa.cases.read_case_file(os.path.join(out, name))
     return device_error(q, *args)

@@ -1,4 +1,4 @@
-"""Unit tests of pmqa_cases (numpy only; run with python3 -m unittest from python/)."""
+"""Unit tests of pmqa.cases (numpy only; run with python3 -m unittest from python/)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import unittest
 
 import numpy as np
 
-import pmqa_cases as pc
-from pmqa_cases.case_file import CaseFileError
+import pmqa.cases as pc
+from pmqa.cases.case_file import CaseFileError
 
 # The exact header of the interop sample (the C++ test HeaderLayout holds the same string).
 SAMPLE_HEADER = (

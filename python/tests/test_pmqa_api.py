@@ -414,7 +414,17 @@ def test_extension_missing_is_explained(tmp_path):
     if list(package.glob("_core*")):
         pytest.skip("the extension sits beside the package (an installed pmqa)")
     env = dict(os.environ, PMQA_CORE_DIR=str(tmp_path), PYTHONPATH=str(package.parent))
-    r = subprocess.run([sys.executable, "-c", "import pmqa.pytest_plugin\nimport pmqa\npmqa.cases"],
+    code = "import pmqa.pytest_plugin\nimport pmqa.cases\nimport pmqa\npmqa.cases('quick')"
+    r = subprocess.run([sys.executable, "-c", code],
                        capture_output=True, text=True, env=env, cwd=str(tmp_path))
     assert r.returncode == 1, r.stdout + r.stderr
     assert "pmqa._core" in r.stderr and f"PMQA_CORE_DIR={tmp_path}" in r.stderr and "pip install" in r.stderr
+
+
+def test_pmqa_cases_is_the_case_file_package_and_the_suite():
+    """One name, two uses: `import pmqa.cases` must not hide the suite call users make."""
+    import pmqa.cases
+    assert callable(pmqa.cases.read_case_file) and pmqa.cases.CaseFile is not None
+    quick = pmqa.cases("quick")
+    assert isinstance(quick, pmqa.CaseList) and len(quick) > 0
+    assert pmqa.cases is sys.modules["pmqa.cases"]

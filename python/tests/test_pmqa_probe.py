@@ -1,4 +1,4 @@
-"""pmqa_probe against stand-in vLLM trees (tests/vllm_trees): the engine after vLLM PR 42062 passes,
+"""pmqa-probe against stand-in vLLM trees (tests/vllm_trees): the engine after vLLM PR 42062 passes,
 and each historical or planted dispatch bug fails exactly the rows it affects, with the exit status
 the probe promises. numpy-free and torch-free: the probe's torch stand-in is used.
 """
@@ -44,9 +44,9 @@ EDITS = {
 
 def require_probe_runs(cls):
     """The classes that run the probe over whole matrices (about 2 s each): ctest runs them as
-    python.pmqa_probe.<Class> with PMQA_PROBE_TESTS=1; a plain `unittest discover` skips them."""
+    python.pmqa.probe.<Class> with PMQA_PROBE_TESTS=1; a plain `unittest discover` skips them."""
     if os.environ.get("PMQA_PROBE_TESTS") != "1":
-        raise unittest.SkipTest("set PMQA_PROBE_TESTS=1 (ctest runs these as python.pmqa_probe.*)")
+        raise unittest.SkipTest("set PMQA_PROBE_TESTS=1 (ctest runs these as python.pmqa.probe.*)")
 
 
 def build_tree(name: str, dest: Path) -> Path:
@@ -65,11 +65,11 @@ def build_tree(name: str, dest: Path) -> Path:
 
 
 def run_probe(tree=None, installed_path=None, extra=()):
-    """(exit status, stdout, JSON report) of `python3 -m pmqa_probe --engine vllm ...`."""
+    """(exit status, stdout, JSON report) of `python3 -m pmqa.probe --engine vllm ...`."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         junit = Path(tmp) / "junit.xml"
-        cmd = [sys.executable, "-B", "-m", "pmqa_probe", "--engine", "vllm", "--json", str(report),
+        cmd = [sys.executable, "-B", "-m", "pmqa.probe", "--engine", "vllm", "--json", str(report),
                "--junit", str(junit), "--jobs", "2"]
         env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), PYTHONDONTWRITEBYTECODE="1")
         if installed_path is not None:
@@ -186,7 +186,7 @@ class FixedEngine(ProbeCase):
         suite = self.junit.getroot().find("testsuite")
         self.assertEqual(int(suite.get("failures")), 0)
         self.assertEqual(int(suite.get("tests")), len(self.doc["rows"]))
-        self.assertEqual(self.doc["schema"], "pmqa-probe/1")
+        self.assertEqual(self.doc["schema"], "pmqa_probe/1")
         self.assertEqual(self.doc["exit"], 0)
 
     def test_all_rows_within_30_seconds_on_2_cores(self):
@@ -333,8 +333,8 @@ class Unit(unittest.TestCase):
             sys.path.insert(0, str(PYTHON_DIR))
 
     def test_data_lookup_package_first_then_the_source_tree(self):
-        import pmqa_probe
-        from pmqa_probe import data
+        import pmqa
+        from pmqa.probe import data
 
         repo = PYTHON_DIR.parent
         self.assertEqual(data.data_file("arch_matrix.json"), repo / "fixtures" / "arch_matrix.json")
@@ -342,21 +342,22 @@ class Unit(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             # An installed package: data/ inside it, no source tree around it.
             site = Path(tmp) / "site-packages"
-            shutil.copytree(Path(pmqa_probe.__file__).parent, site / "pmqa_probe",
-                            ignore=shutil.ignore_patterns("__pycache__"))
-            (site / "pmqa_probe" / "data").mkdir()
-            shutil.copy(repo / "fixtures" / "arch_matrix.json", site / "pmqa_probe" / "data")
-            code = "from pmqa_probe import data; print(data.data_file('arch_matrix.json'))"
+            shutil.copytree(Path(pmqa.__file__).parent, site / "pmqa",
+                            ignore=shutil.ignore_patterns("__pycache__", "data"))
+            packaged = site / "pmqa" / "probe" / "data"
+            packaged.mkdir()
+            shutil.copy(repo / "fixtures" / "arch_matrix.json", packaged)
+            code = "from pmqa.probe import data; print(data.data_file('arch_matrix.json'))"
             env = dict(os.environ, PYTHONPATH=str(site))
             out = subprocess.run([sys.executable, "-B", "-c", code], env=env, capture_output=True, text=True)
-            self.assertEqual(out.stdout.strip(), str(site / "pmqa_probe" / "data" / "arch_matrix.json"), out.stderr)
-            code = "from pmqa_probe import data; data.data_file('arch_table.json')"
+            self.assertEqual(out.stdout.strip(), str(packaged / "arch_matrix.json"), out.stderr)
+            code = "from pmqa.probe import data; data.data_file('arch_table.json')"
             out = subprocess.run([sys.executable, "-B", "-c", code], env=env, capture_output=True, text=True)
             self.assertNotEqual(out.returncode, 0)
             self.assertIn("arch_table.json is neither in", out.stderr)
 
     def test_engine_rows_agree_with_the_arch_table_and_the_adapter(self):
-        from pmqa_probe import adapters, data
+        from pmqa.probe import adapters, data
 
         matrix, table = data.load_matrix(), data.load_arch_table()
         vllm = adapters.load("vllm")
@@ -380,7 +381,7 @@ class Unit(unittest.TestCase):
     def test_simulated_amdsmi_has_every_name_vllms_platform_file_imports(self):
         # vLLM's rocm.py binds these in one `from amdsmi import (...)`; one missing name would leave
         # all of them unbound on a real amdsmi, and in the probe would show up as a stub.
-        from pmqa_probe import identity
+        from pmqa.probe import identity
 
         amdsmi = identity.amdsmi_module(identity.identity_for("gfx942"))
         for name in ("AmdSmiException", "AmdSmiMemoryType", "amdsmi_get_gpu_asic_info", "amdsmi_get_gpu_device_uuid",
@@ -392,7 +393,7 @@ class Unit(unittest.TestCase):
         self.assertEqual(amdsmi.amdsmi_get_gpu_asic_info(handle)["target_graphics_version"], "gfx942")
 
     def test_stubs_import_but_refuse_use_inside_the_entry(self):
-        from pmqa_probe import stubs
+        from pmqa.probe import stubs
 
         decorator = stubs.make_stub("engine.compilation.eager_break")
         factory = stubs.make_stub("engine.utils.register")
@@ -497,7 +498,7 @@ RESULT = (callable(g) and g.__name__, re.match(r"gfx([0-9]+)", "gfx942").group(1
         script = """
 import sys
 from pathlib import Path
-from pmqa_probe import fake_torch, identity, stubs
+from pmqa.probe import fake_torch, identity, stubs
 
 ident = identity.identity_for("gfx950")
 fake_torch.install(lambda: ident)
@@ -523,7 +524,7 @@ except stubs.StubUsedError as exc:
         self.assertIn("refused: the entry used vllm.envs.VLLM_SOME_SWITCH", lines[1])
 
     def test_torch_stand_in_shapes(self):
-        from pmqa_probe import fake_torch as ft, stubs
+        from pmqa.probe import fake_torch as ft, stubs
 
         kv = ft.Tensor((6, 64, 1, 132), ft.DTYPES["uint8"])
         flat = kv.reshape(6, -1)
@@ -541,7 +542,7 @@ except stubs.StubUsedError as exc:
         self.assertFalse(hasattr(per_head, "masked_fill_"))
 
     def test_identity(self):
-        from pmqa_probe import identity
+        from pmqa.probe import identity
 
         self.assertEqual(identity.hip_capability("gfx942"), (9, 4))
         self.assertEqual(identity.hip_capability("gfx90a"), (9, 0))
@@ -555,7 +556,7 @@ except stubs.StubUsedError as exc:
         self.assertEqual(identity.identity_for("sm_100").capability, (10, 0))
 
     def test_one_interpreter_per_arch_from_a_source_tree(self):
-        from pmqa_probe import adapters, data, plan, runner
+        from pmqa.probe import adapters, data, plan, runner
 
         rows = plan.build(data.load_matrix(), data.load_arch_table(), adapters.load("vllm"))
         source = runner.plans(rows, "vllm", "source", "/tree", "auto", {})

@@ -1,4 +1,4 @@
-"""pmqa_run without torch and without the pmqa binary: backends, conventions, the runner's exit codes.
+"""pmqa-run without torch and without the pmqa binary: backends, conventions, the runner's exit codes.
 
 The stand-in ops and the fp8 decode they use live in run_standins.py (written from the spec).
 Tests that judge outputs with the real `pmqa verify` are in test_pmqa_run_verify.py.
@@ -18,11 +18,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import pmqa_cases  # noqa: E402
+import pmqa.cases  # noqa: E402
 import run_standins as si  # noqa: E402
-from pmqa_run import SENTINEL_BITS, Fp8Tensor, NumpyBackend, main  # noqa: E402
-from pmqa_run.conventions import CONVENTIONS, GuardedBuffer, OpOutputError, RunOptions, check_output  # noqa: E402
-from pmqa_run.conventions import lens_2d_from_1d  # noqa: E402
+from pmqa.run import SENTINEL_BITS, Fp8Tensor, NumpyBackend, main  # noqa: E402
+from pmqa.run.conventions import CONVENTIONS, GuardedBuffer, OpOutputError, RunOptions, check_output  # noqa: E402
+from pmqa.run.conventions import lens_2d_from_1d  # noqa: E402
 
 
 def run_main(argv):
@@ -199,7 +199,7 @@ class Conventions(unittest.TestCase):
             check_output(b, np.zeros((1, 1)), 1, 1, "x")
 
     def test_envelopes_name_the_limit(self):
-        from pmqa_run.envelope import make_envelope, traits_of
+        from pmqa.run.envelope import make_envelope, traits_of
 
         def refusal(convention, cf, platform="cuda", chunk_q=None):
             r = make_envelope(convention, platform).refusal(traits_of(cf, chunk_q))
@@ -238,7 +238,7 @@ class Runner(unittest.TestCase):
         for cf in (si.make_case(seed=1, name="plain"), si.make_case(seed=2, name="padded", pad=40),
                    si.make_case(seed=3, name="fnuz", fmt="e4m3fnuz"), si.make_case(seed=4, name="two-d", lens2d=True),
                    si.make_case(seed=5, name="shuffled", layout="shuffle", next_n=1)):
-            pmqa_cases.write_case_file(self.cases / f"{cf.name}.safetensors", cf)
+            pmqa.cases.write_case_file(self.cases / f"{cf.name}.safetensors", cf)
         self.out = self.root / "out"
 
     def tearDown(self):
@@ -253,15 +253,15 @@ class Runner(unittest.TestCase):
         self.assertEqual(status, 0, text)
         self.assertIn("SKIP     shuffled", text)
         self.assertIn("4 written, 0 failed, 1 unsupported (skipped), 0 invalid (exit 0)", text)
-        self.assertIn("pmqa_run: unsupported by limit: layout 1", text)
-        got = pmqa_cases.read_case_file(self.out / "padded.safetensors")
-        src = pmqa_cases.read_case_file(self.cases / "padded.safetensors")
+        self.assertIn("pmqa-run: unsupported by limit: layout 1", text)
+        got = pmqa.cases.read_case_file(self.out / "padded.safetensors")
+        src = pmqa.cases.read_case_file(self.cases / "padded.safetensors")
         self.assertEqual(got.producer, "run_standins:eager_ok")
         self.assertEqual(got.contract, "clean")
         self.assertEqual(got.extra["convention"], "eager")
         self.assertEqual(got.extra["tolerance"], "fp32")
         self.assertEqual(got.extra["nan"], "propagate")
-        self.assertEqual(got.extra["runner"], "pmqa_run")
+        self.assertEqual(got.extra["runner"], "pmqa-run")
         self.assertNotIn("bench_ms", got.extra)
         self.assertEqual(got.kv_cache.tobytes(), src.kv_cache.tobytes())
         want = si.eager_ok(Fp8Tensor(src.q, src.fp8_format), NumpyBackend().kv_view(src.kv_cache, 16, 16),
@@ -304,7 +304,7 @@ class Runner(unittest.TestCase):
     def test_bench_records_times_and_checks_relaunches(self):
         status, text = self.run_op("eager_ok", "eager", "--case", "plain", "--bench", "--iters", "3", "--warmup", "1")
         self.assertEqual(status, 0, text)
-        got = pmqa_cases.read_case_file(self.out / "plain.safetensors")
+        got = pmqa.cases.read_case_file(self.out / "plain.safetensors")
         self.assertGreater(float(got.extra["bench_ms"]), 0.0)
         self.assertEqual(got.extra["bench_iters"], "3")
         self.assertEqual(got.extra["relaunches"], "5, identical")  # the op owns its output: one poisoned relaunch more
@@ -365,11 +365,11 @@ class Runner(unittest.TestCase):
     def test_deepgemm_metadata_from_the_module(self):
         fits = si.make_case(seed=7, heads=32, head_dim=32, block_size=64, max_blocks=2, num_blocks=4, max_model_len=100,
                             name="deepgemm-shape")
-        pmqa_cases.write_case_file(self.cases / "deepgemm-shape.safetensors", fits)
+        pmqa.cases.write_case_file(self.cases / "deepgemm-shape.safetensors", fits)
         status, text = self.run_op("deepgemm_ok", "deepgemm", "--skip-unsupported", "--num-sms", "3", "--platform", "cuda")
         self.assertEqual(status, 0, text)
         self.assertIn("1 written, 0 failed, 5 unsupported (skipped)", text)
-        got = pmqa_cases.read_case_file(self.out / "deepgemm-shape.safetensors")
+        got = pmqa.cases.read_case_file(self.out / "deepgemm-shape.safetensors")
         self.assertEqual(got.contract, "valid-only")
         self.assertEqual(got.extra["num_sms"], "3")
         self.assertEqual(got.extra["tolerance"], "matrix-unit")
@@ -381,12 +381,12 @@ class Runner(unittest.TestCase):
     def test_nan_rule_recorded_and_overridden(self):
         status, text = self.run_op("eager_ok", "eager", "--skip-unsupported", "--nan", "relu-clamp")
         self.assertEqual(status, 0, text)
-        self.assertEqual(pmqa_cases.read_case_file(self.out / "plain.safetensors").extra["nan"], "relu-clamp")
+        self.assertEqual(pmqa.cases.read_case_file(self.out / "plain.safetensors").extra["nan"], "relu-clamp")
         self.assertEqual(run_main(["--op", "run_standins:eager_ok", "--convention", "eager", "--nan", "clamp",
                                    "--cases", str(self.cases), "--out", str(self.out)])[0], 2)
 
     def test_bf16_logits_add_the_bf16_roundings_to_the_profile(self):
-        from pmqa_run.cli import _recorded_tolerance
+        from pmqa.run.cli import _recorded_tolerance
         self.assertEqual(_recorded_tolerance("matrix-unit", "bfloat16"), "matrix-unit-bf16")
         self.assertEqual(_recorded_tolerance("fp32", "bfloat16"), "bf16-output")
         self.assertEqual(_recorded_tolerance("matrix-unit", "float32"), "matrix-unit")

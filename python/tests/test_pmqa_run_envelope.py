@@ -1,4 +1,4 @@
-"""pmqa_run.envelope: the builtin files read strictly, the same mistakes refused as the C++ reader
+"""pmqa.run.envelope: the builtin files read strictly, the same mistakes refused as the C++ reader
 refuses, overlays, the one lookup of the data folder, and the fields of a case."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import run_standins as si  # noqa: E402
-from pmqa_run import envelope as env  # noqa: E402
+from pmqa.run import envelope as env  # noqa: E402
 
 FULL = {"schema": "pmqa-envelope/1", "convention": "x", "calls": "c", "sources": "s",
         "platforms": {"cuda": {"note": "n", "limits": []}}}
@@ -106,24 +106,22 @@ class Files(unittest.TestCase):
         self.assertFalse(env.make_envelope("deepgemm", "rocm").platform_listed)
 
     def test_a_packaged_data_folder_wins(self):
-        # pip installs the files as pmqa_run/data/envelopes: envelope_dir looks there first.
-        import importlib
+        # pip installs the files as pmqa/run/data/envelopes: envelope_dir looks there first.
+        import os
         import shutil
+        import subprocess
+        import pmqa
         with tempfile.TemporaryDirectory() as tmp:
-            pkg = Path(tmp) / "pmqa_run"
-            shutil.copytree(Path(env.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-            (pkg / "data" / "envelopes").mkdir(parents=True)
-            (pkg / "data" / "envelopes" / "eager.json").write_text((env.envelope_dir() / "eager.json").read_text())
-            saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k == "pmqa_run" or k.startswith("pmqa_run.")}
-            sys.path.insert(0, tmp)
-            try:
-                moved = importlib.import_module("pmqa_run.envelope")
-                self.assertEqual(moved.envelope_dir(), pkg / "data" / "envelopes")
-            finally:
-                sys.path.remove(tmp)
-                for k in [k for k in sys.modules if k == "pmqa_run" or k.startswith("pmqa_run.")]:
-                    del sys.modules[k]
-                sys.modules.update(saved)
+            site = Path(tmp) / "site-packages"
+            shutil.copytree(Path(pmqa.__file__).parent, site / "pmqa",
+                            ignore=shutil.ignore_patterns("__pycache__", "data"))
+            packaged = site / "pmqa" / "run" / "data" / "envelopes"
+            packaged.mkdir(parents=True)
+            (packaged / "eager.json").write_text((env.envelope_dir() / "eager.json").read_text())
+            code = "from pmqa.run import envelope; print(envelope.envelope_dir())"
+            out = subprocess.run([sys.executable, "-B", "-c", code], env=dict(os.environ, PYTHONPATH=str(site)),
+                                 capture_output=True, text=True)
+            self.assertEqual(out.stdout.strip(), str(packaged), out.stderr)
 
 
 class Traits(unittest.TestCase):

@@ -21,12 +21,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-import pmqa_cases  # noqa: E402
+import pmqa.cases  # noqa: E402
 import run_standins as si  # noqa: E402
-from pmqa_run import main  # noqa: E402
-from pmqa_run.data import DataError  # noqa: E402
-from pmqa_run.floor import floor_bytes  # noqa: E402
-from pmqa_run.kernel_names import classify, judge, load_kernel_names, parse_kernel_names  # noqa: E402
+from pmqa.run import main  # noqa: E402
+from pmqa.run.data import DataError  # noqa: E402
+from pmqa.run.floor import floor_bytes  # noqa: E402
+from pmqa.run.kernel_names import classify, judge, load_kernel_names, parse_kernel_names  # noqa: E402
 
 PMQA = os.environ.get("PMQA_BIN", "")
 
@@ -120,7 +120,7 @@ def case(batch, next_n, heads, head_dim, block_size, lens, table, max_model_len,
     stride = block_size * (head_dim + 4)
     kv = np.zeros((num_blocks, stride), dtype=np.uint8)
     kv[:, block_size * head_dim:] = np.full((num_blocks, block_size), 1.0, dtype="<f4").view(np.uint8)
-    return pmqa_cases.CaseFile(q=np.zeros((batch, next_n, heads, head_dim), dtype=np.uint8), kv_cache=kv,
+    return pmqa.cases.CaseFile(q=np.zeros((batch, next_n, heads, head_dim), dtype=np.uint8), kv_cache=kv,
                                weights=np.zeros((rows, heads), dtype=np.float32),
                                context_lens=np.array(lens, dtype=np.int32), block_table=np.array(table, dtype=np.int32),
                                block_size=block_size, max_model_len=max_model_len, name=name)
@@ -130,7 +130,7 @@ class Floor(unittest.TestCase):
     """floor_bytes against hand counts (the comments are the counts)."""
 
     def check(self, cf, contract, **want):
-        pmqa_cases.validate(cf)
+        pmqa.cases.validate(cf)
         fb = floor_bytes(cf, contract)
         got = {k: getattr(fb, k) for k in want}
         self.assertEqual(got, want)
@@ -183,7 +183,7 @@ class _Run(unittest.TestCase):
 
     def write(self, *cfs):
         for cf in cfs:
-            pmqa_cases.write_case_file(self.cases / f"{cf.name}.safetensors", cf)
+            pmqa.cases.write_case_file(self.cases / f"{cf.name}.safetensors", cf)
 
     def run_main(self, *argv, env=None):
         buf = io.StringIO()
@@ -261,8 +261,8 @@ class Gates(_Run):
         status, text = self.run_main("--op", "run_standins:eager_ok", "--convention", "eager", "--max-floor-ratio",
                                      "1e12", "--floor-min-mb", "0", "--iters", "3", "--warmup", "1")
         self.assertEqual(status, 0, text)
-        got = pmqa_cases.read_case_file(self.out / "a.safetensors")
-        src = pmqa_cases.read_case_file(self.cases / "a.safetensors")
+        got = pmqa.cases.read_case_file(self.out / "a.safetensors")
+        src = pmqa.cases.read_case_file(self.cases / "a.safetensors")
         self.assertEqual(int(got.extra["floor_bytes"]), floor_bytes(src, "clean").total)
         ratio = float(got.extra["floor_ratio"])
         self.assertAlmostEqual(ratio, float(got.extra["bench_ms"]) / float(got.extra["floor_ms"]), delta=ratio * 1e-3)
@@ -277,7 +277,7 @@ class Gates(_Run):
                                      "--iters", "1", "--warmup", "0")
         self.assertEqual(status, 0, text)
         self.assertIn("floor (not gated)", text)
-        self.assertIn("below --floor-min-mb 16", pmqa_cases.read_case_file(self.out / "a.safetensors").extra["floor_gate"])
+        self.assertIn("below --floor-min-mb 16", pmqa.cases.read_case_file(self.out / "a.safetensors").extra["floor_gate"])
 
     def test_expect_path_reads_the_kernels(self):
         self.write(si.make_case(seed=1, name="a"), si.make_case(seed=2, name="shuffled", layout="shuffle",
@@ -286,7 +286,7 @@ class Gates(_Run):
         status, text = self.run_main("--op", "run_standins:engine_entry", *args)
         self.assertEqual(status, 0, text)
         self.assertIn("path fused", text)
-        got = pmqa_cases.read_case_file(self.out / "shuffled.safetensors")
+        got = pmqa.cases.read_case_file(self.out / "shuffled.safetensors")
         self.assertEqual((got.extra["path"], got.extra["nan"]), ("fused", "relu-clamp"))
         self.assertIn("_gluon_deepgemm_fp8_paged_mqa_logits_preshuffle x1", got.extra["kernels"])
         status, text = self.run_main("--op", "run_standins:engine_entry_forgets_gfx950", *args,
@@ -294,7 +294,7 @@ class Gates(_Run):
         self.assertEqual(status, 1, text)
         self.assertIn("expected the fused path, the op took the two-stage path: it launched", text)
         self.assertIn("_deepgemm_fp8_paged_mqa_logits_stage1 (aiter two-stage) x1", text)
-        self.assertEqual(pmqa_cases.read_case_file(self.out / "shuffled.safetensors").extra["path"], "two-stage")
+        self.assertEqual(pmqa.cases.read_case_file(self.out / "shuffled.safetensors").extra["path"], "two-stage")
         status, text = self.run_main("--op", "run_standins:launches_unknown_kernel", "--convention", "eager",
                                      "--expect-path", "eager", "--skip-unsupported")
         self.assertEqual(status, 1, text)

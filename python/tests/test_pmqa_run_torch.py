@@ -1,4 +1,4 @@
-"""pmqa_run with torch: the torch backend and pmqa_run.eager_torch, on CPU and (when present) CUDA/ROCm.
+"""pmqa-run with torch: the torch backend and pmqa.run.eager_torch, on CPU and (when present) CUDA/ROCm.
 
 Skipped where torch is not installed (CI); h200_eager.sh runs it on the GPU machine first. The eager
 op is compared cell by cell with the numpy stand-in eager_ok (run_standins.py, written from the spec):
@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import run_standins as si  # noqa: E402
-from pmqa_run import SENTINEL_BITS, NumpyBackend  # noqa: E402
-from pmqa_run.conventions import CONVENTIONS, GuardedBuffer, RunOptions  # noqa: E402
+from pmqa.run import SENTINEL_BITS, NumpyBackend  # noqa: E402
+from pmqa.run.conventions import CONVENTIONS, GuardedBuffer, RunOptions  # noqa: E402
 
 try:
     import torch
@@ -39,8 +39,8 @@ def expected(cf):
 
 
 def eager_torch(cf, device, **kwargs):
-    from pmqa_run.eager_torch import fp8_paged_mqa_logits
-    from pmqa_run.torch_backend import TorchBackend
+    from pmqa.run.eager_torch import fp8_paged_mqa_logits
+    from pmqa.run.torch_backend import TorchBackend
     backend = TorchBackend(device)
     inv = CONVENTIONS["eager"].build(cf, backend, RunOptions())
     out = fp8_paged_mqa_logits(*inv.args, **kwargs)
@@ -95,7 +95,7 @@ class EagerTorch(unittest.TestCase):
         self.same(cf)
 
     def test_rejects_what_it_cannot_read(self):
-        from pmqa_run.eager_torch import fp8_paged_mqa_logits
+        from pmqa.run.eager_torch import fp8_paged_mqa_logits
         cf = si.make_case()
         q = torch.from_numpy(cf.q)
         with self.assertRaisesRegex(TypeError, "float8"):
@@ -105,7 +105,7 @@ class EagerTorch(unittest.TestCase):
 @unittest.skipIf(torch is None, "torch is not installed")
 class TorchBackendTests(unittest.TestCase):
     def test_inputs(self):
-        from pmqa_run.torch_backend import TorchBackend
+        from pmqa.run.torch_backend import TorchBackend
         cf = si.make_case(pad=24, fmt="e4m3fnuz")
         for device in DEVICES:
             with self.subTest(device=device):
@@ -122,7 +122,7 @@ class TorchBackendTests(unittest.TestCase):
                 self.assertGreater(b.num_sms(), 0)
 
     def test_guarded_buffer(self):
-        from pmqa_run.torch_backend import TorchBackend
+        from pmqa.run.torch_backend import TorchBackend
         for device in DEVICES:
             with self.subTest(device=device):
                 b = TorchBackend(device)
@@ -139,7 +139,7 @@ class TorchBackendTests(unittest.TestCase):
                 self.assertTrue((bits == SENTINEL_BITS).all())
 
     def test_timing(self):
-        from pmqa_run.torch_backend import TorchBackend
+        from pmqa.run.torch_backend import TorchBackend
         for device in DEVICES:
             with self.subTest(device=device):
                 b = TorchBackend(device)

@@ -1,4 +1,4 @@
-"""pmqa_run end to end with the real `pmqa` binary: `pmqa gen --suite quick`, the runner with a numpy
+"""pmqa-run end to end with the real `pmqa` binary: `pmqa gen --suite quick`, the runner with a numpy
 stand-in op, then `pmqa verify` on what it wrote.
 
 * per convention, a stand-in that follows it exactly passes verify (exit 0);
@@ -29,7 +29,7 @@ _state = {}
 
 def setUpModule():
     if not PMQA:
-        raise unittest.SkipTest("PMQA_BIN is not set (ctest runs these as python.pmqa_run.verify.*)")
+        raise unittest.SkipTest("PMQA_BIN is not set (ctest runs these as python.pmqa.run.verify.*)")
     if not os.access(PMQA, os.X_OK):
         raise RuntimeError(f"PMQA_BIN={PMQA} is not an executable")
     tmp = tempfile.TemporaryDirectory(prefix="pmqa_run_verify.")
@@ -53,7 +53,7 @@ def cases(*names):
 
 def run(op, convention, out, *extra, cases_=None):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PYTHON_DIR), str(HERE)]), PYTHONDONTWRITEBYTECODE="1")
-    argv = [sys.executable, "-B", "-m", "pmqa_run", "--backend", "numpy", "--op", f"run_standins:{op}",
+    argv = [sys.executable, "-B", "-m", "pmqa.run", "--backend", "numpy", "--op", f"run_standins:{op}",
             "--convention", convention, "--cases", *(cases_ or [str(_state["quick"])]), "--out", str(out),
             "--tolerance", "fp32", *extra]
     p = subprocess.run(argv, capture_output=True, text=True, env=env)
@@ -161,17 +161,17 @@ class DeepGemm(_Base):
         reported as never written, not as a race, and pmqa verify fails them."""
         sys.path.insert(0, str(PYTHON_DIR))
         import numpy as np
-        import pmqa_cases
-        src = pmqa_cases.read_case_file(_state["quick"] / "deepseek-small.safetensors")
+        import pmqa.cases
+        src = pmqa.cases.read_case_file(_state["quick"] / "deepseek-small.safetensors")
         L = [int(x) for x in src.context_lens]  # what each sequence's pages hold
         lens = np.array([[L[0], L[0] // 2], [L[1] - 10, L[1]], [40, 0], [L[3], L[3]]], dtype=np.int32)
-        falling = pmqa_cases.CaseFile(q=src.q, kv_cache=src.kv_cache, weights=src.weights, context_lens=lens,
+        falling = pmqa.cases.CaseFile(q=src.q, kv_cache=src.kv_cache, weights=src.weights, context_lens=lens,
                                       block_table=src.block_table, block_size=src.block_size,
                                       max_model_len=src.max_model_len, name="falling", suite="test", seed=1,
                                       producer="test")
-        pmqa_cases.validate(falling)
+        pmqa.cases.validate(falling)
         path = _state["root"] / "falling.safetensors"
-        pmqa_cases.write_case_file(path, falling)
+        pmqa.cases.write_case_file(path, falling)
         out = self.out("falling")
         status, text = run("deepgemm_ok", "deepgemm", out, "--platform", "cuda", cases_=[str(path)])
         self.assertEqual(status, 2, text)
@@ -205,10 +205,10 @@ class Planted(_Base):
     """Convention mistakes pmqa verify must catch (exit 1), on exactly the cases they matter for."""
 
     def test_1d_lengths_where_2d_are_due(self):
-        import pmqa_cases
+        import pmqa.cases
         ocp_normal = [str(p) for p in sorted(_state["quick"].glob("*.safetensors"))
-                      if pmqa_cases.read_case_file(p).fp8_format == "e4m3fn"
-                      and pmqa_cases.read_case_file(p).kv_layout == "normal"]
+                      if pmqa.cases.read_case_file(p).fp8_format == "e4m3fn"
+                      and pmqa.cases.read_case_file(p).kv_layout == "normal"]
         self.fails_exactly("deepgemm_lens_as_1d", "deepgemm", self._lens_sensitive(), cases_=ocp_normal)
 
     def _lens_sensitive(self):
@@ -217,11 +217,11 @@ class Planted(_Base):
         next_n = 1 cases are immune: [B, 1] read as [B] is the same numbers)."""
         sys.path.insert(0, str(PYTHON_DIR))
         import numpy as np
-        import pmqa_cases
-        from pmqa_run.conventions import lens_2d_from_1d
+        import pmqa.cases
+        from pmqa.run.conventions import lens_2d_from_1d
         bad = []
         for path in sorted(_state["quick"].glob("*.safetensors")):
-            cf = pmqa_cases.read_case_file(path)
+            cf = pmqa.cases.read_case_file(path)
             if cf.fp8_format != "e4m3fn" or cf.kv_layout != "normal" or cf.rows == 0:
                 continue
             lens2 = cf.context_lens if cf.context_lens_2d else lens_2d_from_1d(cf.context_lens, cf.next_n)
@@ -233,11 +233,11 @@ class Planted(_Base):
         return bad
 
     def test_wrong_fp8_format(self):
-        import pmqa_cases
+        import pmqa.cases
         fnuz = [p.stem for p in sorted(_state["quick"].glob("*.safetensors"))
-                if pmqa_cases.read_case_file(p).fp8_format == "e4m3fnuz"
-                and pmqa_cases.read_case_file(p).kv_layout == "normal"
-                and pmqa_cases.read_case_file(p).rows > 0]
+                if pmqa.cases.read_case_file(p).fp8_format == "e4m3fnuz"
+                and pmqa.cases.read_case_file(p).kv_layout == "normal"
+                and pmqa.cases.read_case_file(p).rows > 0]
         self.assertGreaterEqual(len(fnuz), 5)
         self.fails_exactly("eager_always_e4m3fn", "eager", fnuz)
 
@@ -257,10 +257,10 @@ class Planted(_Base):
     def _rows_misplaced(self):
         """Every case with a row past the first holding a valid key lands rows in the wrong place."""
         import numpy as np
-        import pmqa_cases
+        import pmqa.cases
         bad = []
         for path in sorted(_state["quick"].glob("*.safetensors")):
-            cf = pmqa_cases.read_case_file(path)
+            cf = pmqa.cases.read_case_file(path)
             if cf.context_lens_2d or cf.rows < 2 or cf.max_model_len == 0:
                 continue
             if (np.maximum(cf.valid_keys(), 0)[1:] > 0).any():
@@ -316,16 +316,16 @@ class LogitsOnly(_Base):
     def test_verified_against_the_inputs_they_name(self):
         import shutil
         sys.path.insert(0, str(PYTHON_DIR))
-        import pmqa_cases
+        import pmqa.cases
         out = self.out("eager")
         status, text = run("eager_ok", "eager", out, "--skip-unsupported", "--logits-only")
         self.assertEqual(status, 0, text)
         files = sorted(out.glob("*.safetensors"))
         self.assertEqual(len(files), 28)
         for f in files:
-            self.assertTrue(pmqa_cases.is_logits_file(f))
-            lf = pmqa_cases.read_logits_file(f)
-            self.assertEqual(lf.input_sha256, pmqa_cases.sha256_file(_state["quick"] / f.name))
+            self.assertTrue(pmqa.cases.is_logits_file(f))
+            lf = pmqa.cases.read_logits_file(f)
+            self.assertEqual(lf.input_sha256, pmqa.cases.sha256_file(_state["quick"] / f.name))
             self.assertLess(f.stat().st_size, (_state["quick"] / f.name).stat().st_size)
         vstatus, vtext = verify(out, "--cases", _state["quick"])
         self.assertEqual(vstatus, 0, vtext)
@@ -336,9 +336,9 @@ class LogitsOnly(_Base):
         # One input changed after the run: that file is invalid input, the others still pass.
         changed = _state["root"] / "changed-cases"
         shutil.copytree(_state["quick"], changed)
-        cf = pmqa_cases.read_case_file(changed / "padded-stride.safetensors")
+        cf = pmqa.cases.read_case_file(changed / "padded-stride.safetensors")
         cf.weights[0, 0] *= 2
-        pmqa_cases.write_case_file(changed / "padded-stride.safetensors", cf)
+        pmqa.cases.write_case_file(changed / "padded-stride.safetensors", cf)
         vstatus, vtext = verify(out, "--cases", changed)
         self.assertEqual(vstatus, 2, vtext)
         self.assertIn("27 passed, 0 failed, 1 invalid", vtext)
@@ -360,7 +360,7 @@ class JUnit(_Base):
     def test_unsupported_cases_are_skipped_testcases(self):
         import xml.etree.ElementTree as ET
         out = self.out("eager")
-        report = _state["root"] / "pmqa_run.junit.xml"
+        report = _state["root"] / "pmqa.run.junit.xml"
         status, text = run("eager_ok", "eager", out, "--skip-unsupported", "--junit", str(report))
         self.assertEqual(status, 0, text)
         root = ET.parse(report).getroot()
@@ -409,13 +409,13 @@ class StandardSuite(_Base):
         status, text = run(op, convention, out, "--skip-unsupported", "--platform", platform, "--logits-only", *extra,
                            cases_=[str(_state["standard"])])
         self.assertEqual(status, 0, text)
-        summary = [line for line in text.splitlines() if line.startswith("pmqa_run: 187 case(s)")]
+        summary = [line for line in text.splitlines() if line.startswith("pmqa-run: 187 case(s)")]
         self.assertEqual(len(summary), 1, text)
         n_written = len(list(out.glob("*.safetensors")))
         if written is not None:
             self.assertEqual(n_written, written, summary[0])
         self.assertIn(f"{n_written} written, 0 failed, {187 - n_written} unsupported (skipped), 0 invalid", summary[0])
-        by_limit = [line for line in text.splitlines() if line.startswith("pmqa_run: unsupported by limit: ")]
+        by_limit = [line for line in text.splitlines() if line.startswith("pmqa-run: unsupported by limit: ")]
         self.assertEqual(len(by_limit), 1, text)
         counts = dict(item.rsplit(" ", 1) for item in by_limit[0].split(": ", 2)[2].split(", "))
         self.assertEqual(sum(int(v) for v in counts.values()), 187 - n_written, by_limit[0])
@@ -451,10 +451,10 @@ class FittedSuites(_Base):
 
     def test_fitted_standard_suites_run_whole(self):
         sys.path.insert(0, str(PYTHON_DIR))
-        import pmqa_cases
-        from pmqa_run.envelope import make_envelope, read_envelope_file, traits_of
+        import pmqa.cases
+        from pmqa.run.envelope import make_envelope, read_envelope_file, traits_of
         StandardSuite.setUpClass()
-        standard = {p.stem: pmqa_cases.read_case_file(p) for p in _state["standard"].glob("*.safetensors")}
+        standard = {p.stem: pmqa.cases.read_case_file(p) for p in _state["standard"].glob("*.safetensors")}
         envelopes = PYTHON_DIR.parent / "fixtures" / "data" / "envelopes"
         for op, convention, platform, extra, _, _ in STANDARD_RUNS:
             with self.subTest(op=op, platform=platform):
@@ -489,14 +489,14 @@ CONVENTIONS_CHUNK = {"aiter-stage1": True}  # the conventions that pass ChunkQ (
 
 def aiter_fused_via_eager(q_fp8, kv_cache, weights, out_logits, context_lens, block_table, max_model_len,
                           Preshuffle=False, KVBlockSize=1, ChunkK=256):
-    """aiter-fused on the torch backend: pmqa_run.eager_torch's logits copied into the caller's buffer."""
-    from pmqa_run.eager_torch import fp8_paged_mqa_logits
+    """aiter-fused on the torch backend: pmqa.run.eager_torch's logits copied into the caller's buffer."""
+    from pmqa.run.eager_torch import fp8_paged_mqa_logits
     assert not Preshuffle and kv_cache.shape[1] == KVBlockSize
     out_logits[...] = fp8_paged_mqa_logits(q_fp8, kv_cache, weights, context_lens, block_table, max_model_len)
 
 
 class FakeTorch(_Base):
-    """The torch code path -- TorchBackend, the conventions on it, pmqa_run.eager_torch -- on
+    """The torch code path -- TorchBackend, the conventions on it, pmqa.run.eager_torch -- on
     run_fake_torch (numpy underneath) when torch is absent: its logic, judged by pmqa verify."""
 
     def run_in_process(self, op, convention, out, *extra):
@@ -504,8 +504,8 @@ class FakeTorch(_Base):
         import io
         import run_fake_torch
         sys.path.insert(0, str(PYTHON_DIR))
-        from pmqa_run import main
-        fresh = ("torch", "pmqa_run.torch_backend", "pmqa_run.eager_torch")
+        from pmqa.run import main
+        fresh = ("torch", "pmqa.run.torch_backend", "pmqa.run.eager_torch")
         saved = {m: sys.modules.pop(m) for m in fresh if m in sys.modules}
         sys.modules["torch"] = run_fake_torch.as_module()
         buf = io.StringIO()
@@ -529,7 +529,7 @@ class FakeTorch(_Base):
 
     def test_eager_torch_through_the_eager_convention(self):
         out = self.out("eager")
-        status, text = self.run_in_process("pmqa_run.eager_torch:fp8_paged_mqa_logits", "eager", out,
+        status, text = self.run_in_process("pmqa.run.eager_torch:fp8_paged_mqa_logits", "eager", out,
                                            "--bench", "--iters", "1", "--warmup", "0")
         self.assertEqual(status, 0, text)
         self.assertIn("torch 0.0-fake", text)

@@ -1,6 +1,6 @@
 """Sparse-MLA indexer ops on ROCm, as the dispatch stood before vLLM PR 40871.
 
-Stand-in written for pmqa_probe's tests (see tests/vllm_trees/README.md): AITER, when enabled, ran
+Stand-in written for pmqa-probe's tests (see tests/vllm_trees/README.md): AITER, when enabled, ran
 its stage-1 kernel plus a sum over heads on every arch (no fused path yet); the per-head buffer was
 allocated on the spot; there was no compress_ratio keyword.
 """

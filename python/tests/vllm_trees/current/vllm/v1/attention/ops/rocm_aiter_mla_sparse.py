@@ -1,6 +1,6 @@
 """Sparse-MLA indexer ops on ROCm: paged FP8 MQA logits (decode) and the indexer op around them.
 
-Stand-in written for pmqa_probe's tests (see tests/vllm_trees/README.md): the dispatch of the
+Stand-in written for pmqa-probe's tests (see tests/vllm_trees/README.md): the dispatch of the
 published vLLM module after PR 42062, in this project's own code.
 """
 import functools

@@ -1,8 +1,0 @@
-"""python3 -m pmqa_run --op MODULE:FUNCTION --convention NAME --cases DIR --out DIR [--bench] ..."""
-
-import sys
-
-from .cli import main
-
-if __name__ == "__main__":
-    sys.exit(main())
