@@ -61,9 +61,9 @@ std::string verdict_line(const char* verdict, const std::string& time, const Cas
   line += run_facts(f);
   const double region = std::max({rep.block.worst, rep.row.worst, rep.global.worst});
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-26s %-34s err/bound %-8s region %-8s calc_diff %-9s", f.c.name.c_str(),
+  std::snprintf(buf, sizeof buf, "  %-26s %-34s err/bound %-8s region %-8s bias %-8s calc_diff %-9s", f.c.name.c_str(),
                 shape_summary(f.c).c_str(), format_g(rep.worst_bound_ratio).c_str(), format_g(region).c_str(),
-                rep.calc_diff ? format_g(*rep.calc_diff).c_str() : "n/a");
+                format_g(rep.bias.worst).c_str(), rep.calc_diff ? format_g(*rep.calc_diff).c_str() : "n/a");
   line += buf;
   if (rep.nan_seen.cells > 0) line += " nan " + rep.nan_seen.describe();
   if (!rep.passed()) {

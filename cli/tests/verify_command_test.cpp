@@ -180,6 +180,24 @@ TEST(VerifyCommand, ToleranceFromMetadataAndFlag) {
       << bad.output;
 }
 
+// The whole output 1 % too large: inside every cell's noise under bf16-output, so only the bias
+// gate fails it; the verdict line and the report name the gate and the sign.
+TEST(VerifyCommand, AScaleInsideTheNoiseFailsTheBiasGateNamingItsSign) {
+  TempDir tmp;
+  CaseFile f = reference_case_file(kCase);
+  for (float& x : *f.logits)
+    if (std::isfinite(x)) x *= 1.01f;
+  f.extra["tolerance"] = "bf16-output";
+  const auto file = tmp / "scaled.safetensors";
+  write_case_file(file, f);
+  const auto r = run_pmqa("verify " + q(file) + " --json " + q(tmp / "v.json"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("FAIL +edge-lengths-1d .* bias [0-9.]+ .*\\[bias \\(magnitude too large\\)\\]")))
+      << r.output;
+  EXPECT_NE(r.output.find("value mismatches 0,"), std::string::npos) << "no cell is over its limit\n" << r.output;
+  EXPECT_NE(r.output.find("bias gate: all valid cells"), std::string::npos) << r.output;
+}
+
 // Every file is reported; the exit status is the worst one (2 over 1 over 0).
 TEST(VerifyCommand, KeepsGoingAndExitsWithTheWorstStatus) {
   TempDir tmp;
