@@ -26,6 +26,11 @@ back), the same quantity pmqa-run's profiler pass sums for a Python op. Their ra
 pmqa-run's floor (pmqa.run.floor, the clean contract pmqa's kernels write) at the copy bandwidth
 the benchmark measures in the same process.
 
+A run of 20 processes per path takes about a quarter of an hour on an H200 (pmqa-run starts torch
+and times three cases twice per process); --resume continues in the same OUT_DIR, so it can go in
+several commands (`timeout 540 python3 bench/h200/speed_gate.py OUT --build B --resume`, repeated
+until it prints the table).
+
 Needs, on the GPU machine: python3 with torch (CUDA), triton and numpy; BUILD_DIR from
 bench/h200/build.sh (pmqa and pmqa_bench_gpu; nothing is built here). Writes OUT_DIR/cases,
 OUT_DIR/runs/<path>/<process>/ (pmqa-run's files and log, or the benchmark's JSON and log),
@@ -76,6 +81,9 @@ def fused(path: str) -> bool:
 def write_cases(out: Path, args) -> List[Path]:
     d = out / "cases"
     d.mkdir(parents=True, exist_ok=True)
+    done = sorted(d.glob("*.safetensors"))
+    if args.resume and len(done) == len(CASES):
+        return done
     if args.numpy:  # the decode shapes' forms, small: B 2, H 64, D 128, block 64
         small = (("deepseek-8k-n1-small", 401, 2, 1, 512, 1024), ("deepseek-8k-n2-small", 402, 2, 2, 512, 1024),
                  ("deepseek-32k-small", 403, 1, 1, 2048, 2688))
@@ -253,6 +261,9 @@ def main(argv=None) -> int:
     ap.add_argument("--max-floor-ratio", type=float, default=DEFAULT_MAX_FLOOR_RATIO)
     ap.add_argument("--iters", type=int, default=20, help="timed calls per case and process (default 20)")
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the runs an earlier invocation finished in OUT_DIR and run the rest (a run longer "
+                         "than one command may take goes in several)")
     args = ap.parse_args(argv)
     args.processes = args.processes or (2 if args.numpy else 20)
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
@@ -282,8 +293,12 @@ def main(argv=None) -> int:
         for path in paths:
             d = out / "runs" / path / f"p{i:02d}"
             d.mkdir(parents=True, exist_ok=True)
+            if args.resume and (d / "rows.json").exists():  # finished by an earlier invocation
+                results[path].extend(json.loads((d / "rows.json").read_text()))
+                continue
             rows = (run_bench(path, cases, d, args, bench_cache) if path.startswith("pmqa")
                     else run_pmqa_run(path, cases, d, out, args))
+            (d / "rows.json").write_text(json.dumps(rows))
             results[path].extend(rows)
             ratios = ", ".join(f"{r['case']} x{r['ratio']:.3g}" if r["ratio"] is not None else f"{r['case']} -"
                                for r in rows)
