@@ -11,6 +11,8 @@ import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from child_env import child_pythonpath  # python/tests
+
 import numpy as np
 import pytest
 
@@ -413,7 +415,7 @@ def test_extension_missing_is_explained(tmp_path):
     package = Path(pmqa.__file__).resolve().parent
     if list(package.glob("_core*")):
         pytest.skip("the extension sits beside the package (an installed pmqa)")
-    env = dict(os.environ, PMQA_CORE_DIR=str(tmp_path), PYTHONPATH=str(package.parent))
+    env = dict(os.environ, PMQA_CORE_DIR=str(tmp_path), PYTHONPATH=child_pythonpath(package.parent))
     code = "import pmqa.pytest_plugin\nimport pmqa.cases\nimport pmqa\npmqa.cases('quick')"
     r = subprocess.run([sys.executable, "-c", code],
                        capture_output=True, text=True, env=env, cwd=str(tmp_path))

@@ -13,8 +13,11 @@ import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from child_env import child_pythonpath  # python/tests
+
 HERE = Path(__file__).resolve().parent
 PYTHON_DIR = HERE.parent
+SRC_DIR = PYTHON_DIR / "src"  # the folder holding the pmqa package
 TREES = HERE / "vllm_trees"
 ENTRY = "vllm/v1/attention/ops/rocm_aiter_mla_sparse.py"
 ROCM = "vllm/platforms/rocm.py"
@@ -71,10 +74,10 @@ def run_probe(tree=None, installed_path=None, extra=()):
         junit = Path(tmp) / "junit.xml"
         cmd = [sys.executable, "-B", "-m", "pmqa.probe", "--engine", "vllm", "--json", str(report),
                "--junit", str(junit), "--jobs", "2"]
-        env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), PYTHONDONTWRITEBYTECODE="1")
+        env = dict(os.environ, PYTHONPATH=child_pythonpath(SRC_DIR), PYTHONDONTWRITEBYTECODE="1")
         if installed_path is not None:
             cmd.append("--installed")
-            env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR), str(installed_path)])
+            env["PYTHONPATH"] = child_pythonpath(SRC_DIR, installed_path)
         else:
             cmd += ["--source", str(tree)]
         proc = subprocess.run(cmd + list(extra), env=env, capture_output=True, text=True, timeout=300)
@@ -329,8 +332,8 @@ class Unit(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        if str(PYTHON_DIR) not in sys.path:
-            sys.path.insert(0, str(PYTHON_DIR))
+        if str(SRC_DIR) not in sys.path:
+            sys.path.insert(0, str(SRC_DIR))
 
     def test_data_lookup_package_first_then_the_source_tree(self):
         import pmqa
@@ -348,7 +351,7 @@ class Unit(unittest.TestCase):
             packaged.mkdir()
             shutil.copy(repo / "fixtures" / "arch_matrix.json", packaged)
             code = "from pmqa.probe import data; print(data.data_file('arch_matrix.json'))"
-            env = dict(os.environ, PYTHONPATH=str(site))
+            env = dict(os.environ, PYTHONPATH=child_pythonpath(site))
             out = subprocess.run([sys.executable, "-B", "-c", code], env=env, capture_output=True, text=True)
             self.assertEqual(out.stdout.strip(), str(packaged / "arch_matrix.json"), out.stderr)
             code = "from pmqa.probe import data; data.data_file('arch_table.json')"
@@ -515,7 +518,7 @@ except stubs.StubUsedError as exc:
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / "vllm").mkdir()
             (Path(tmp) / "vllm" / "engine_mod.py").write_text(module)
-            env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), PYTHONDONTWRITEBYTECODE="1")
+            env = dict(os.environ, PYTHONPATH=child_pythonpath(SRC_DIR), PYTHONDONTWRITEBYTECODE="1")
             out = subprocess.run([sys.executable, "-B", "-c", script, tmp], env=env, capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stderr)
         lines = out.stdout.splitlines()

@@ -26,7 +26,7 @@ def load_eager_on_fake_torch():
     sys.modules["torch"] = ft.as_module()
     try:
         spec = importlib.util.spec_from_file_location("eager_torch_on_fake_torch",
-                                                      HERE.parent / "pmqa" / "run" / "eager_torch.py")
+                                                      HERE.parent / "src" / "pmqa" / "run" / "eager_torch.py")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module

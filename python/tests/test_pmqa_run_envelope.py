@@ -9,10 +9,12 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from child_env import child_pythonpath  # python/tests
+
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import run_standins as si  # noqa: E402
 from pmqa.run import envelope as env  # noqa: E402
@@ -119,7 +121,7 @@ class Files(unittest.TestCase):
             packaged.mkdir(parents=True)
             (packaged / "eager.json").write_text((env.envelope_dir() / "eager.json").read_text())
             code = "from pmqa.run import envelope; print(envelope.envelope_dir())"
-            out = subprocess.run([sys.executable, "-B", "-c", code], env=dict(os.environ, PYTHONPATH=str(site)),
+            out = subprocess.run([sys.executable, "-B", "-c", code], env=dict(os.environ, PYTHONPATH=child_pythonpath(site)),
                                  capture_output=True, text=True)
             self.assertEqual(out.stdout.strip(), str(packaged), out.stderr)
 

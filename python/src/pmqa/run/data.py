@@ -20,7 +20,7 @@ def data_path(name: str) -> Path:
     packaged = here / "data" / name
     if packaged.exists():
         return packaged
-    in_tree = here.parents[2] / "fixtures" / "data" / name
+    in_tree = here.parents[3] / "fixtures" / "data" / name
     if in_tree.exists():
         return in_tree
     raise DataError(f"{name} is neither in {here / 'data'} (an installed package) nor in {in_tree.parent} "

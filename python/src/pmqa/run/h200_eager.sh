@@ -2,7 +2,7 @@
 # On a GPU machine with python3 + torch + numpy: validate pmqa.run.eager_torch (the torch eager op)
 # through pmqa-run's `eager` convention on the quick and standard suites, and print a short table.
 #
-#   python/pmqa/run/h200_eager.sh PMQA_BIN [OUT_DIR]
+#   python/src/pmqa/run/h200_eager.sh PMQA_BIN [OUT_DIR]
 #
 # PMQA_BIN: a built `pmqa` command (e.g. build-gpu/cli/pmqa from bench/h200/build.sh). OUT_DIR
 # (default ./pmqa_run_h200) receives, per row, cases/ (pmqa gen), out/ (pmqa-run), run.log, run.rc,
@@ -30,10 +30,11 @@ if [ ! -x "$1" ] || [ -d "$1" ]; then
 fi
 pmqa=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-pydir=$(cd "$here/../.." && pwd)  # python/, the folder holding the pmqa package
+srcdir=$(cd "$here/../.." && pwd)  # python/src, the folder holding the pmqa package
+pydir=$(dirname "$srcdir")          # python/
 out=${2:-$PWD/pmqa_run_h200}
 PY=${PYTHON:-python3}
-export PYTHONPATH="$pydir:$pydir/tests${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$srcdir:$pydir/tests${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
 op=${PMQA_RUN_OP:-pmqa.run.eager_torch:fp8_paged_mqa_logits}
 gpu=${PMQA_RUN_GPU_DEVICE:-cuda}

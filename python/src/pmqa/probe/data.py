@@ -26,7 +26,7 @@ def data_file(name: str) -> Path:
     packaged = here / "data" / name
     if packaged.is_file():
         return packaged
-    in_tree = here.parents[2].joinpath(*_IN_TREE[name])
+    in_tree = here.parents[3].joinpath(*_IN_TREE[name])
     if in_tree.is_file():
         return in_tree
     raise DataError(f"{name} is neither in {here / 'data'} (an installed package) nor at {in_tree} (the source tree)")
