@@ -347,7 +347,7 @@ class Unit(unittest.TestCase):
             site = Path(tmp) / "site-packages"
             shutil.copytree(Path(pmqa.__file__).parent, site / "pmqa",
                             ignore=shutil.ignore_patterns("__pycache__", "data"))
-            packaged = site / "pmqa" / "probe" / "data"
+            packaged = site / "pmqa" / "data"
             packaged.mkdir()
             shutil.copy(repo / "fixtures" / "arch_matrix.json", packaged)
             code = "from pmqa.probe import data; print(data.data_file('arch_matrix.json'))"

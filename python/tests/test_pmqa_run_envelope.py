@@ -108,7 +108,7 @@ class Files(unittest.TestCase):
         self.assertFalse(env.make_envelope("deepgemm", "rocm").platform_listed)
 
     def test_a_packaged_data_folder_wins(self):
-        # pip installs the files as pmqa/run/data/envelopes: envelope_dir looks there first.
+        # pip installs the files as pmqa/data/envelopes: envelope_dir looks there first.
         import os
         import shutil
         import subprocess
@@ -117,7 +117,7 @@ class Files(unittest.TestCase):
             site = Path(tmp) / "site-packages"
             shutil.copytree(Path(pmqa.__file__).parent, site / "pmqa",
                             ignore=shutil.ignore_patterns("__pycache__", "data"))
-            packaged = site / "pmqa" / "run" / "data" / "envelopes"
+            packaged = site / "pmqa" / "data" / "envelopes"
             packaged.mkdir(parents=True)
             (packaged / "eager.json").write_text((env.envelope_dir() / "eager.json").read_text())
             code = "from pmqa.run import envelope; print(envelope.envelope_dir())"

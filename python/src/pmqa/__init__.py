@@ -23,7 +23,8 @@ from typing import Any, List
 __version__ = "0.1.0"
 
 _API = ("CONTRACTS", "NAN_RULES", "SENTINEL_BITS", "TOLERANCES", "Case", "CaseError", "CaseFileError", "CaseList",
-        "Report", "assert_matches", "describe_envelope", "envelopes", "read_case", "reference", "suites", "verify")
+        "Fp8CodesWarning", "Report", "assert_matches", "describe_envelope", "envelopes", "judging_tolerance",
+        "read_case", "reference", "suites", "verify")
 # pmqa.cases (case files; called, the suite's cases), pmqa.run (the runner), pmqa.probe (the probe).
 _SUBPACKAGES = ("cases", "run", "probe")
 _CORE = ("ErrorMap", "Mismatch", "RegionMismatch")

@@ -7,7 +7,8 @@ carries arrays across.
 from __future__ import annotations
 
 import shlex
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from ._native import core
 
 CaseError = core.CaseError
 CaseFileError = core.CaseFileError
+Fp8CodesWarning = _tensors.Fp8CodesWarning
 
 CONTRACTS = ("clean", "valid-only")
 NAN_RULES = ("propagate", "relu-clamp")
@@ -245,13 +247,21 @@ def cases(suite: str = "quick", fit: Optional[str] = None, device: Optional[str]
     return out
 
 
-def reference(case: Case, nan: Optional[str] = None, precision: str = "fp64") -> np.ndarray:
-    """The oracle's logits, [B*N, max_model_len] float64, -inf past each row's valid keys.
+def reference(case: Case, nan: Optional[str] = None, precision: str = "fp64", dtype: Any = np.float32) -> np.ndarray:
+    """The oracle's logits, [B*N, max_model_len], -inf past each row's valid keys.
 
     nan: the NaN rule (propagate, relu-clamp; default: the file's "nan" metadata, else propagate);
     precision: fp64 (the oracle the judge uses) or fp32 (pmqa's fp32 reference, as a kernel would).
+    dtype: float32 (default: what a kernel stores, so ``assert_matches(case, reference(case))``
+    passes) or float64 (the oracle's own values).
     """
-    return core.reference(case._h, nan, precision)
+    out = core.reference(case._h, nan, precision)
+    dt = np.dtype(dtype)
+    if dt == np.float64:
+        return out
+    if dt != np.float32:
+        raise TypeError(f"dtype {dt}: the reference comes as float32 or float64")
+    return out.astype(np.float32)
 
 
 class Report:
@@ -263,6 +273,8 @@ class Report:
     def __init__(self, native: Any, case: Case):
         self._r = native
         self.case = case
+        #: Why this tolerance profile judged the logits ("given", "the logits are bfloat16", ...).
+        self.tolerance_reason = "given"
 
     # ---- the verdict
     @property
@@ -321,6 +333,38 @@ class Report:
         return f"<pmqa.Report {self.case.name}: {verdict}, worst {self.worst:.3g}>"
 
 
+# Which profile judges logits of each output type, with and without tensor-core sums (README "How pmqa
+# judges a kernel"): the output type is known from the logits themselves, the sums are the caller's word.
+_PROFILES = {(False, False): "fp32", (False, True): "bf16-output",
+             (True, False): "matrix-unit", (True, True): "matrix-unit-bf16"}
+_MATRIX_UNIT = {"matrix-unit", "matrix-unit-bf16"}
+_LOW_PRECISION = {"bfloat16", "float16"}
+
+
+def judging_tolerance(case: Case, logits: Any, tolerance: Optional[str] = None,
+                      tensor_cores: Optional[bool] = None) -> Tuple[str, str]:
+    """(profile, why) for these logits: the given tolerance; else the case file's "tolerance"
+    metadata (fp32 without it) moved to the bf16 profiles for bfloat16 or float16 logits, and to the
+    matrix-unit profiles when tensor_cores is True (fp32 sums when it is False)."""
+    if tolerance is not None:
+        if tensor_cores is not None:
+            raise ValueError("give tolerance= or tensor_cores=, not both: tolerance names the whole profile")
+        return tolerance, "given"
+    recorded = core.judged_options(case._h, None, None, None)["tolerance"]
+    mu = recorded in _MATRIX_UNIT if tensor_cores is None else bool(tensor_cores)
+    dtype = _tensors.dtype_name(logits)
+    low = dtype in _LOW_PRECISION or recorded in ("bf16-output", "matrix-unit-bf16")
+    profile = _PROFILES[(mu, low)]
+    reasons = []
+    if dtype in _LOW_PRECISION:
+        reasons.append(f"the logits are {dtype}")
+    if tensor_cores is not None:
+        reasons.append(f"tensor_cores={bool(tensor_cores)}")
+    if recorded != "fp32" and tensor_cores is None:
+        reasons.append(f"the case file records {recorded}")
+    return profile, ", ".join(reasons) or "the default"
+
+
 def _reproduce(case: Case, logits_are_the_files: bool, opts: Mapping[str, str]) -> str:
     flags = f"--contract {opts['contract']} --tolerance {opts['tolerance']} --nan {opts['nan']}"
     if case.source and logits_are_the_files:
@@ -333,30 +377,84 @@ def _reproduce(case: Case, logits_are_the_files: bool, opts: Mapping[str, str]) 
 
 
 def verify(case: Case, logits: Any, contract: Optional[str] = None, tolerance: Optional[str] = None,
-           nan: Optional[str] = None, max_listed: int = 10) -> Report:
+           nan: Optional[str] = None, max_listed: int = 10, tensor_cores: Optional[bool] = None) -> Report:
     """Judges a kernel's logits against the fp64 oracle, as `pmqa verify` judges a case file.
 
     logits: [B*N, max_model_len], a numpy array or a torch tensor on any device, any strides;
-    float32 (bfloat16/float16 are widened exactly). A cell holding pmqa's sentinel NaN 0x7FF0CAFE
-    counts as never written. contract (clean, valid-only), tolerance (fp32, matrix-unit,
-    bf16-output, matrix-unit-bf16) and nan (propagate, relu-clamp) default to the case file's
-    metadata, then to clean / fp32 / propagate. Nothing is written to disk.
+    float32, bfloat16 or float16 (widened exactly). A cell holding pmqa's sentinel NaN 0x7FF0CAFE
+    counts as never written. contract (clean, valid-only) and nan (propagate, relu-clamp) default to
+    the case file's metadata, then to clean / propagate. The tolerance profile (fp32, matrix-unit,
+    bf16-output, matrix-unit-bf16) follows the logits unless given: the case file's metadata (else
+    fp32), the bf16 profile for bfloat16/float16 logits, the matrix-unit profile with
+    ``tensor_cores=True`` (``judging_tolerance`` says which and why; ``Report.tolerance_reason`` too).
+    Nothing is written to disk.
     """
     if not isinstance(case, Case):
         raise TypeError(f"case: expected a pmqa.Case (pmqa.read_case, pmqa.cases), got {type(case).__name__}")
+    profile, why = judging_tolerance(case, logits, tolerance, tensor_cores)
     host = _tensors.host_float32(logits)
-    native = core.verify(case._h, host, contract, tolerance, nan, max_listed)
+    native = core.verify(case._h, host, contract, profile, nan, max_listed)
     stored = case._array("logits") if case.source else None
     same = stored is not None and host.__array_interface__["data"][0] == stored.__array_interface__["data"][0]
-    native.reproduce = _reproduce(case, same, core.judged_options(case._h, contract, tolerance, nan))
-    return Report(native, case)
+    native.reproduce = _reproduce(case, same, core.judged_options(case._h, contract, profile, nan))
+    report = Report(native, case)
+    report.tolerance_reason = why
+    return report
+
+
+class ArtifactSink:
+    """Where a failing assert_matches leaves what reproduces it: the case with the kernel's logits
+    (a case file `pmqa verify` judges alone) and the error map as SVG; ``rerun`` names the test."""
+
+    def __init__(self, folder: Any, rerun: str = ""):
+        self.folder = Path(folder)
+        self.rerun = rerun
+
+    def save(self, report: Report, logits: Any) -> str:
+        """Writes the artifacts; returns the lines that end the failure message. The report's own
+        reproduce line becomes the one command that judges the saved file."""
+        case = report.case
+        self.folder.mkdir(parents=True, exist_ok=True)
+        stem = self.folder / _file_stem(case.name)
+        case_file = stem.with_suffix(".safetensors")
+        case.save(str(case_file), logits, contract=report.contract,
+                  metadata={"tolerance": report.tolerance, "nan": report.nan_rule})
+        command = f"pmqa verify {shlex.quote(str(case_file))}"
+        report._r.reproduce = command
+        lines = ["", f"artifacts: {self.folder}", f"  case with these logits: {case_file.name}"]
+        picture = report.map()
+        if picture is not None:
+            svg = stem.with_suffix(".svg")
+            svg.write_text(picture.svg())
+            lines.append(f"  error map: {svg.name}")
+        lines.append(f"reproduce: {command}")
+        if self.rerun:
+            lines.append(f"test: {self.rerun}")
+        return "\n".join(lines)
+
+
+def _file_stem(name: str) -> str:
+    """A case name as a file name: its characters outside [A-Za-z0-9._-] become '_'."""
+    return "".join(ch if ch.isalnum() and ch.isascii() or ch in "._-" else "_" for ch in name) or "case"
+
+
+# The pytest plugin sets this around each test that takes pmqa_case (its artifacts folder and node id).
+_sink: Optional[ArtifactSink] = None
 
 
 def assert_matches(case: Case, logits: Any, contract: Optional[str] = None, tolerance: Optional[str] = None,
-                   nan: Optional[str] = None) -> Report:
-    """verify(), failing with the report (and its text map) as the assertion message."""
+                   nan: Optional[str] = None, tensor_cores: Optional[bool] = None,
+                   artifacts: Any = None) -> Report:
+    """verify(), failing with the report (and its text map) as the assertion message.
+
+    artifacts: a folder where a failure leaves the case with these logits and the error map (SVG);
+    the message then ends with the one command that reproduces the verdict. Under pytest the plugin
+    picks the folder (--pmqa-artifacts, default the test's tmp_path) and adds the test's node id.
+    """
     __tracebackhide__ = True  # pytest: the failure points at the caller's line
-    report = verify(case, logits, contract=contract, tolerance=tolerance, nan=nan)
+    report = verify(case, logits, contract=contract, tolerance=tolerance, nan=nan, tensor_cores=tensor_cores)
     if not report.passed:
-        raise AssertionError(str(report))
+        sink = ArtifactSink(artifacts) if artifacts is not None else _sink
+        ending = sink.save(report, logits) if sink is not None else ""
+        raise AssertionError(str(report) + ending)
     return report

@@ -8,11 +8,16 @@ written); bfloat16 and float16 outputs are widened exactly.
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any, Optional
 
 import numpy as np
 
-FP8_TORCH_DTYPES = {"e4m3fn": "float8_e4m3fn", "e4m3fnuz": "float8_e4m3fnuz"}
+from . import _fp8_torch
+
+
+class Fp8CodesWarning(UserWarning):
+    """q is handed as uint8 codes: the installed torch has no dtype for the case's fp8 format."""
 
 
 def torch_module():
@@ -33,16 +38,18 @@ def is_torch_tensor(obj: Any) -> bool:
 def to_device(array: np.ndarray, device: Optional[str], fp8: Optional[str] = None) -> Any:
     """A numpy input as the caller wants it: the array itself (device None) or a torch tensor on
     the device; q's uint8 codes become the torch fp8 dtype of the case's format (the same bytes,
-    relabelled: no value is converted)."""
+    relabelled: no value is converted). A torch without that dtype gets the uint8 codes and an
+    Fp8CodesWarning naming the format and the torch release that has the dtype."""
     if device is None:
         return array
     torch = torch_module()
     t = torch.from_numpy(np.array(array, order="C", copy=True)).to(device)
     if fp8 is not None:
-        name = FP8_TORCH_DTYPES[fp8]
-        dtype = getattr(torch, name, None)
+        dtype = _fp8_torch.torch_dtype(torch, fp8)
         if dtype is None:
-            raise TypeError(f"torch {getattr(torch, '__version__', '?')} has no torch.{name} for this case's q")
+            warnings.warn(_fp8_torch.codes_note(torch, fp8) + " (the case's fp8 field names it)", Fp8CodesWarning,
+                          stacklevel=3)
+            return t
         t = t.view(dtype)
     return t
 
@@ -57,6 +64,15 @@ def kv_blocks_view(kv: Any, block_size: int, head_dim: int) -> Any:
         return kv.as_strided((num_blocks, block_size, 1, row), (stride, row, row, 1))
     return np.lib.stride_tricks.as_strided(kv, shape=(num_blocks, block_size, 1, row), strides=(stride, row, row, 1),
                                            writeable=False)
+
+
+def dtype_name(logits: Any) -> str:
+    """"float32", "bfloat16", "float16", ... for a numpy array or a torch tensor; "" for anything else."""
+    if is_torch_tensor(logits):
+        return str(logits.dtype).replace("torch.", "")
+    if isinstance(logits, np.ndarray):
+        return str(logits.dtype)
+    return ""
 
 
 def host_float32(logits: Any) -> np.ndarray:

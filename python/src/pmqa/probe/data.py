@@ -1,9 +1,7 @@
-"""pmqa's reviewed data: the expected-dispatch matrix and the arch table.
+"""pmqa's reviewed data as the probe reads it: the expected-dispatch matrix and the arch table.
 
-`data_file` is the one place that knows where they are: the package's own data/ folder first (what
-an installed package ships), then the source tree the package sits in (fixtures/arch_matrix.json,
-dispatch/data/arch_table.json). The loaders check what the probe relies on; the C++ loader
-(dispatch/src/matrix.cpp) is the strict validator of both files.
+pmqa._data finds the files (package data first, then the source tree). The loaders check what the
+probe relies on; the C++ loader (dispatch/src/matrix.cpp) is the strict validator of both files.
 """
 from __future__ import annotations
 
@@ -12,24 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
-_IN_TREE = {"arch_matrix.json": ("fixtures", "arch_matrix.json"),
-            "arch_table.json": ("dispatch", "data", "arch_table.json")}
-
-
-class DataError(Exception):
-    pass
-
-
-def data_file(name: str) -> Path:
-    """arch_matrix.json or arch_table.json: package data first, then the source tree."""
-    here = Path(__file__).resolve().parent
-    packaged = here / "data" / name
-    if packaged.is_file():
-        return packaged
-    in_tree = here.parents[3].joinpath(*_IN_TREE[name])
-    if in_tree.is_file():
-        return in_tree
-    raise DataError(f"{name} is neither in {here / 'data'} (an installed package) nor at {in_tree} (the source tree)")
+from .._data import DataError, data_path as data_file  # noqa: F401  (data_file: the probe's name for it)
 
 
 @dataclass

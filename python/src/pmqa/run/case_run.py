@@ -7,6 +7,7 @@ temporary file and renamed into place, before run() returns.
 
 from __future__ import annotations
 
+import inspect
 import os
 import statistics
 import time
@@ -103,6 +104,15 @@ def relaunch_difference(first: np.ndarray, again: np.ndarray, cf: CaseFile, cont
             f"first at row {r}, column {j}: {first[r, j]!r} then {again[r, j]!r} (a race?)")
 
 
+def _takes_keyword(fn: Callable[..., Any], name: str) -> bool:
+    """Whether fn accepts the keyword argument name (by name or through **kwargs)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin or extension function without a signature
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 class CaseRunner:
     """Runs cases through one op under one convention and envelope (the settings of a pmqa-run)."""
 
@@ -118,6 +128,7 @@ class CaseRunner:
         self.heartbeat = heartbeat   # called before every op call (a worker's per-call timeout)
         self.out_dir = Path(settings.out)
         self._bandwidth: Optional[float] = None
+        self._op_takes_fp8_format = _takes_keyword(op, "fp8_format")
 
     def header(self) -> dict:
         """What the run's first line says (picklable: a worker sends it to pmqa-run)."""
@@ -152,6 +163,8 @@ class CaseRunner:
             inv = self.convention.build(cf, self.backend, self.options)
         except Exception as e:  # noqa: BLE001 - e.g. the metadata function raised
             raise CaseFailed(f"building the {self.convention.name} arguments raised {self.exc(e)}") from None
+        if cf.fp8_format in getattr(self.backend, "fp8_as_codes", {}) and self._op_takes_fp8_format:
+            inv.kwargs.setdefault("fp8_format", cf.fp8_format)  # q is uint8 codes here: say how they decode
         owns_output = getattr(self.convention, "owns_output", False)
         out_bytes = 4 * cf.rows * max(cf.max_model_len, 1)
         if owns_output and s.bench:

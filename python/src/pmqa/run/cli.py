@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .backend import BackendError, make_backend
 from .case_run import CaseResult, CaseRunner, recorded_tolerance as _recorded_tolerance  # noqa: F401
-from .data import DataError
+from .._data import DataError
 from .floor import DEFAULT_FLOOR_MIN_MB, DEFAULT_MAX_FLOOR_RATIO
 from .kernel_names import load_kernel_names
 from .worker import InProcess, SetupError, WorkerPool

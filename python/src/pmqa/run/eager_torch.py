@@ -5,7 +5,9 @@
 Spec §1.1-§1.3, clean contract, NORMAL layout:
 
 * q [B, N, H, D] torch.float8_e4m3fn or torch.float8_e4m3fnuz; the cache's values are in the same
-  format (a case has one format) and are decoded through the same torch dtype;
+  format (a case has one format) and are decoded through the same torch dtype. On a torch without
+  fp8 dtypes (before 2.1 / 2.2) q comes as its uint8 codes and ``fp8_format`` names the format
+  ("e4m3fn" or "e4m3fnuz"): q and the values are then decoded by a 256-entry table (spec §3);
 * kv_cache uint8 [num_blocks, block_size, 1, D+4], any stride between blocks (a padded cache is a
   strided view); block p holds the values at [t*D + d] and the fp32 scales at block_size*D + 4*t;
 * weights [B*N, H] float32; context_lens [B] (E_r = context_lens[b] - N + n + 1) or [B, N]
@@ -78,11 +80,40 @@ def valid_keys(context_lens: torch.Tensor, batch: int, next_n: int) -> torch.Ten
                      f"[B, N] = [{batch}, {next_n}]")
 
 
+def fp8_table(fmt: str, device: torch.device) -> torch.Tensor:
+    """The 256 float32 values of an E4M3 format's codes (spec §3), NaN codes NaN."""
+    if fmt not in ("e4m3fn", "e4m3fnuz"):
+        raise ValueError(f"fp8_format {fmt!r}: expected e4m3fn or e4m3fnuz")
+    bias = 7 if fmt == "e4m3fn" else 8
+    values = []
+    for code in range(256):
+        e, m = (code >> 3) & 0xF, code & 0x7
+        v = m * 2.0 ** (1 - bias - 3) if e == 0 else 2.0 ** (e - bias) * (1 + m / 8)
+        v = -v if code & 0x80 else v
+        nan = (code & 0x7F) == 0x7F if fmt == "e4m3fn" else code == 0x80
+        values.append(float("nan") if nan else v)
+    return torch.tensor(values, dtype=torch.float32, device=device)
+
+
+def _decoder(q: torch.Tensor, fp8_format: Optional[str]):
+    """How this call turns fp8 bytes (a uint8 tensor) into float32: through q's fp8 dtype, or, for q
+    given as uint8 codes, through the table of fp8_format."""
+    if q.dtype in _FP8_DTYPES:
+        if fp8_format is not None and str(q.dtype) != f"torch.float8_{fp8_format}":
+            raise ValueError(f"q is {q.dtype} but fp8_format is {fp8_format!r}")
+        return lambda codes: codes.view(q.dtype).to(torch.float32)
+    if q.dtype == torch.uint8:
+        if fp8_format is None:
+            raise TypeError("q holds uint8 codes: pass fp8_format='e4m3fn' or 'e4m3fnuz' to say how they decode")
+        table = fp8_table(fp8_format, q.device)
+        return lambda codes: table[codes.to(torch.int64)]
+    raise TypeError(f"q has dtype {q.dtype}, expected torch.float8_e4m3fn, torch.float8_e4m3fnuz or uint8 codes")
+
+
 def fp8_paged_mqa_logits(q: torch.Tensor, kv_cache: torch.Tensor, weights: torch.Tensor,
                          context_lens: torch.Tensor, block_table: torch.Tensor, max_model_len: int,
-                         max_chunk_elements: Optional[int] = None) -> torch.Tensor:
-    if q.dtype not in _FP8_DTYPES:
-        raise TypeError(f"q has dtype {q.dtype}, expected torch.float8_e4m3fn or torch.float8_e4m3fnuz")
+                         max_chunk_elements: Optional[int] = None, fp8_format: Optional[str] = None) -> torch.Tensor:
+    decode = _decoder(q, fp8_format)
     if q.dim() != 4:
         raise ValueError(f"q has shape {list(q.shape)}, expected [B, N, H, D]")
     batch, next_n, heads, dim = (int(x) for x in q.shape)
@@ -129,7 +160,8 @@ def fp8_paged_mqa_logits(q: torch.Tensor, kv_cache: torch.Tensor, weights: torch
     values = block_bytes[:, : block_size * dim].reshape(num_blocks, block_size, dim)
     scales = block_bytes[:, block_size * dim: block_size * (dim + 4)].contiguous().view(torch.float32)
 
-    qf = q.to(torch.float32).reshape(batch, next_n * heads, dim)             # exact decode
+    qf = decode(q.contiguous().view(torch.uint8) if q.dtype != torch.uint8 else q)
+    qf = qf.reshape(batch, next_n * heads, dim)                                # exact decode
     w = weights.to(device=device, dtype=torch.float32).reshape(batch, next_n, heads, 1)
     out3 = out.view(batch, next_n, cols)
     limit = max_chunk_elements or DEFAULT_MAX_CHUNK_ELEMENTS
@@ -142,7 +174,7 @@ def fp8_paged_mqa_logits(q: torch.Tensor, kv_cache: torch.Tensor, weights: torch
             last = min(blocks_needed, first + chunk_blocks)
             pages = table[:, first:last]                                        # [B, c]
             keys = (last - first) * block_size
-            k = values[pages].view(q.dtype).to(torch.float32).reshape(batch, keys, dim)   # [B, T, D]
+            k = decode(values[pages]).reshape(batch, keys, dim)                # [B, T, D]
             s = scales[pages].reshape(batch, 1, 1, keys)                         # [B, 1, 1, T]
             dots = torch.matmul(qf, k.transpose(1, 2)).reshape(batch, next_n, heads, keys)
             per_head = _relu_keep_nan(dots * s) * w                              # [B, N, H, T]

@@ -3,7 +3,7 @@
 The data is pmqa's, shared with the C++ library (fixtures/include/pmqa/fixtures/envelope.hpp says
 the format; `pmqa gen --fit` draws cases inside it): one file per convention,
 ``<convention>.json``, and overlays (``--envelope FILE``) that add, replace or drop limits for a new
-drop; `envelope_dir` finds them (pmqa.run.data, the one lookup of pmqa-run's data). The checks here and the C++
+drop; `envelope_dir` finds them (pmqa._data, the one lookup of pmqa's data). The checks here and the C++
 ones compute the same fields the same way; a test compares them on every case of a suite.
 
 A case outside the envelope is refused before the op is called: "unsupported", with the limit's id
@@ -21,7 +21,7 @@ import numpy as np
 
 from pmqa.cases.strict_json import duplicate_key_hook
 
-from .data import DataError, data_path
+from .._data import DataError, data_path
 
 SCHEMA = "pmqa-envelope/1"
 OVERLAY_SCHEMA = "pmqa-envelope-overlay/1"

@@ -22,7 +22,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from pmqa.cases.strict_json import duplicate_key_hook
 
-from .data import DataError, data_path
+from .._data import DataError, data_path
 
 SCHEMA = "pmqa-kernel-names/1"
 MEANS = ("fused", "two-stage", "eager", "any")

@@ -11,6 +11,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from .. import _fp8_torch
 from .backend import FP8_FORMATS, Backend, BackendError
 
 try:
@@ -42,25 +43,29 @@ class TorchBackend(Backend):
         self.device = dev
         self.is_cuda = dev.type == "cuda"
         self._num_sms = num_sms
-        self._fp8 = {}
-        for fmt in FP8_FORMATS:
-            dtype = getattr(torch, "float8_" + fmt, None)
-            if dtype is not None:
-                self._fp8[fmt] = dtype
+        self._fp8 = {fmt: _fp8_torch.torch_dtype(torch, fmt) for fmt in FP8_FORMATS}
+        #: the formats this torch has no dtype for, handed as uint8 codes (with the note why)
+        self.fp8_as_codes = {fmt: _fp8_torch.codes_note(torch, fmt) for fmt, d in self._fp8.items() if d is None}
 
     def describe(self) -> str:
+        codes = ""
+        if self.fp8_as_codes:
+            codes = (f"; q of {' and '.join(sorted(self.fp8_as_codes))} as uint8 codes (this torch has no such fp8 "
+                     "dtype: torch >= 2.1 has float8_e4m3fn, >= 2.2 float8_e4m3fnuz; an op that declares fp8_format= "
+                     "is told the format)")
         if self.is_cuda:
             props = torch.cuda.get_device_properties(self.device)
             arch = getattr(props, "gcnArchName", "") or f"sm_{props.major}{props.minor}"
-            return f"{self.device} {props.name} ({arch}), torch {torch.__version__}"
-        return f"cpu, torch {torch.__version__}"
+            return f"{self.device} {props.name} ({arch}), torch {torch.__version__}{codes}"
+        return f"cpu, torch {torch.__version__}{codes}"
 
     # ---- inputs
     def fp8(self, codes: np.ndarray, fmt: str):
         dtype = self._fp8.get(fmt)
+        raw = self.tensor(np.asarray(codes, dtype=np.uint8))
         if dtype is None:
-            raise BackendError(f"torch {torch.__version__} has no torch.float8_{fmt}")
-        return self.tensor(np.asarray(codes, dtype=np.uint8)).view(dtype)  # same element size: a relabelling, the bytes stay as they are
+            return raw  # the codes themselves (fp8_as_codes says why; the runner passes fp8_format= to an op that takes it)
+        return raw.view(dtype)  # same element size: a relabelling, the bytes stay as they are
 
     def tensor(self, array: np.ndarray):
         # a copy: on the cpu device .to() would otherwise hand the op the case file's own memory
