@@ -319,12 +319,58 @@ class EntryMoved(unittest.TestCase):
         self.assertIn("vllm.v1.attention.ops.rocm_aiter_mla_sparse has no rocm_fp8_paged_mqa_logits", out)
         self.assertIn("COULD NOT RUN", out)
 
+    def test_a_real_module_missing_is_named_as_the_file_to_add(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = build_tree("current", Path(tmp) / "tree")
+            (tree / ROCM).unlink()
+            rc, out, doc, _ = run_probe(tree, extra=("--arch", "gfx942"))
+        self.assertEqual(rc, 2, out)
+        self.assertIn(f"the source tree {tree} lacks {ROCM}: the probe runs that module from the tree, so put it "
+                      "there", out)
+        self.assertNotIn("declare it in the adapter", out)
+
     def test_entry_raises(self):
         with tempfile.TemporaryDirectory() as tmp:
             rc, out, doc, _ = run_probe(build_tree("entry_raises", Path(tmp) / "tree"), extra=("--arch", "gfx942"))
         self.assertEqual(rc, 2, out)
         self.assertIn("the entry raised RuntimeError: planted: the entry fails", out)
         self.assertIn("Traceback", out)
+
+
+class TorchChoice(unittest.TestCase):
+    """The probe's verdicts do not depend on which torch is installed: one too old for the engine gives
+    way to the stand-in, and the header says why (with torch hidden, the same as without torch)."""
+
+    @classmethod
+    def setUpClass(cls):
+        require_probe_runs(cls)
+
+    def test_verdicts_and_header(self):
+        from pmqa.probe import runner
+        mode, note = runner.choose_torch("auto", ("float8_e4m3fn", "float8_e4m3fnuz"))
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = build_tree("current", Path(tmp) / "tree")
+            rc, out, doc, _ = run_probe(tree, extra=("--arch", "gfx942", "--arch", "gfx950"))
+            rc_fake, _, doc_fake, _ = run_probe(tree, extra=("--arch", "gfx942", "--arch", "gfx950", "--fake-torch"))
+        self.assertEqual((rc, rc_fake), (0, 0), out)
+        self.assertEqual([(r["id"], r["verdict"]) for r in doc["rows"]],
+                         [(r["id"], r["verdict"]) for r in doc_fake["rows"]])
+        self.assertIn(f"torch: {note}", out)
+        try:
+            import torch
+        except ImportError:
+            self.assertEqual((mode, note), ("stand-in", "the probe's stand-in (torch is not installed)"))
+            return
+        if not hasattr(torch, "float8_e4m3fnuz"):
+            self.assertEqual(mode, "stand-in")
+            self.assertIn(f"torch {torch.__version__} is too old for the engine (no torch.", note)
+        else:
+            self.assertEqual((mode, note), ("real", f"torch {torch.__version__}"))
+
+    def test_real_torch_refuses_a_torch_too_old(self):
+        from pmqa.probe import runner
+        with self.assertRaisesRegex(RuntimeError, "--real-torch: "):
+            runner.choose_torch("real", ("no_such_torch_attribute",))
 
 
 class Unit(unittest.TestCase):

@@ -132,7 +132,22 @@ def run_config(plan: dict, adapter: Adapter, ident: identity.Identity, config: d
         out["stubbed"] = sorted(set(usage))
         if tree is not None:
             out["missing_real_modules"] = sorted(set(tree.missing))
+            _name_missing_files(out, tree)
     return out
+
+
+def _name_missing_files(out: dict, tree: "stubs.EngineTreeFinder") -> None:
+    """A module the adapter runs from the tree and the tree lacks is stubbed, so whatever fails next
+    points at a stub; every error of this configuration says first which file to put in the tree."""
+    if not tree.missing:
+        return
+    files = sorted({str(Path(*m.split(".")).with_suffix(".py")) for m in tree.missing})
+    note = (f"the source tree {tree.root} lacks {', '.join(files)}: the probe runs "
+            f"{'that module' if len(files) == 1 else 'those modules'} from the tree, so put "
+            f"{'it' if len(files) == 1 else 'them'} there (it was stubbed meanwhile)")
+    for err in [out.get("error")] + [r.get("error") for r in out["rows"]]:
+        if err and not err.get("message", "").startswith(note):
+            err["message"] = f"{note}; then: {err.get('message', '')}"
 
 
 def run_row(adapter: Adapter, entry, signature, torch, fp8, row: dict, log: recorders.CallLog) -> dict:

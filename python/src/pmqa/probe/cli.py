@@ -58,7 +58,12 @@ def main(argv=None) -> int:
         print(f"pmqa-probe: {exc}", file=sys.stderr)
         return 2
     mode = "source" if source else "installed"
-    torch = "stand-in" if args.fake_torch else ("real" if args.real_torch else "auto")
+    try:
+        torch, torch_note = runner.choose_torch("stand-in" if args.fake_torch else ("real" if args.real_torch else "auto"),
+                                                adapter.torch_needs)
+    except RuntimeError as exc:
+        print(f"pmqa-probe: {exc}", file=sys.stderr)
+        return 2
     products = {t: "/".join(i.products) for t, i in table.archs.items()}
     plans = runner.plans(rows, adapter.name, mode, source, torch, products)
     results = runner.run(plans, args.jobs, args.timeout)
@@ -71,6 +76,8 @@ def main(argv=None) -> int:
     where = f"{source} (source tree)" if source else "the installed engine"
     title = f"--engine {adapter.name} ({adapter.title} at {where})"
     torches = sorted({r.get("torch") for r in results if r.get("torch")})
+    if torch == "stand-in" and torches:
+        torches = [torch_note]  # the interpreters ran the stand-in: the header says why
     head = [f"pmqa-probe: {adapter.title} entry {adapter.entry_module}.{adapter.entry}, at {where}",
             f"  matrix {matrix.source} ({len(matrix.rows)} policy rows, "
             f"{sum(1 for r in matrix.engine_rows if r.engine == adapter.name)} {adapter.name} rows); "

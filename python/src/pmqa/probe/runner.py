@@ -53,6 +53,37 @@ def plans(rows: List[ProbeRow], engine: str, mode: str, source: Optional[str], t
     return out
 
 
+def choose_torch(requested: str, needs: Tuple[str, ...]) -> Tuple[str, str]:
+    """(mode for the interpreters, what the report's header says) for --fake-torch ("stand-in"),
+    --real-torch ("real") or neither ("auto"). auto runs the installed torch when it has what the
+    engine's files use (an adapter's torch_needs) and the probe's stand-in otherwise, so a torch too
+    old for the engine (Debian's 1.13 for vLLM) gives the verdicts the stand-in gives. Raises
+    RuntimeError for --real-torch without a usable torch."""
+    if requested == "stand-in":
+        return "stand-in", "the probe's stand-in (--fake-torch)"
+    code = ("import json, sys\ntry:\n    import torch\nexcept Exception as e:\n"
+            "    print(json.dumps({'error': f'{type(e).__name__}: {e}'})); sys.exit()\n"
+            "print(json.dumps({'version': torch.__version__, "
+            f"'missing': [a for a in {list(needs)!r} if not hasattr(torch, a)]}}))")
+    try:
+        proc = subprocess.run([sys.executable, "-B", "-c", code], env=_child_env(), capture_output=True, text=True,
+                              timeout=120)
+        seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, ValueError, IndexError) as exc:
+        seen = {"error": f"asking the installed torch failed ({exc})"}
+    if "error" in seen:
+        if requested == "real":
+            raise RuntimeError(f"--real-torch: torch is not importable ({seen['error']})")
+        return "stand-in", "the probe's stand-in (torch is not installed)"
+    if seen["missing"]:
+        why = (f"torch {seen['version']} is too old for the engine (no torch."
+               + ", torch.".join(seen["missing"]) + ")")
+        if requested == "real":
+            raise RuntimeError(f"--real-torch: {why}")
+        return "stand-in", f"the probe's stand-in ({why})"
+    return "real", f"torch {seen['version']}"
+
+
 def _child_env() -> dict:
     env = dict(os.environ)
     env["PYTHONDONTWRITEBYTECODE"] = "1"

@@ -27,7 +27,8 @@ class StubUsedError(RuntimeError):
     """The entry used a name the probe stubbed (or a feature its torch stand-in lacks)."""
 
 
-_state = {"guard": False, "suspended": 0, "log": None}
+_state = {"guard": False, "suspended": 0, "log": None,
+          "missing_real": {}}  # module the adapter runs from the tree -> the file the tree lacks
 
 
 @contextmanager
@@ -56,8 +57,22 @@ def set_usage_log(log: Optional[list]) -> None:
     _state["log"] = log
 
 
+def _missing_file(name: str) -> Optional[tuple]:
+    """(module, file) when name lies in a module the probe runs from the tree but the tree lacks."""
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        module = ".".join(parts[:i])
+        if module in _state["missing_real"]:
+            return module, _state["missing_real"][module]
+    return None
+
+
 def check(name: str, how: str) -> None:
     if _state["guard"] and not _state["suspended"]:
+        missing = _missing_file(name)
+        if missing:
+            raise StubUsedError(
+                f"the entry used {name}{how}, from {missing[0]}, which the source tree lacks ({missing[1]})")
         raise StubUsedError(
             f"the entry used {name}{how}, which the probe stubbed: the engine's decision may not depend on it "
             "(declare it in the adapter: a real module, a provided one, or a patched global)")
@@ -241,6 +256,7 @@ class EngineTreeFinder(importlib.abc.MetaPathFinder):
                     fullname, file, loader=_SourceLoader(fullname, str(file)),
                     submodule_search_locations=[str(file.parent)] if is_package else None)
             self.missing.append(fullname)
+            _state["missing_real"][fullname] = str(self.root / Path(*fullname.split(".")).with_suffix(".py"))
         self.stubbed.append(fullname)
         return module_spec(fullname, _StubLoader())
 

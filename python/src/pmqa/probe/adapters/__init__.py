@@ -64,6 +64,8 @@ class Adapter:
     entry_globals: Dict[str, Callable] = field(default_factory=dict)  # name -> factory(log) placed in the entry module
     fp8_dtype: Callable = None               # (modules) -> the engine's fp8 dtype, as its callers quantise q
     inputs: Callable = None                  # (torch, fp8_dtype, row) -> (args, kwargs, shape the entry returns)
+    torch_needs: Tuple[str, ...] = ()        # torch attributes the engine's files use: a torch without them is
+                                             # too old for the engine, and the probe runs its stand-in instead
 
     def all_entries(self) -> List[Entry]:
         out = [e for lib in self.libraries for e in lib.entries]

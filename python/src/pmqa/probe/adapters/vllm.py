@@ -202,4 +202,6 @@ ADAPTER = Adapter(
     entry_globals={"current_workspace_manager": _workspace_manager},
     fp8_dtype=_fp8_dtype,
     inputs=_inputs,
+    # vllm/platforms/rocm.py and the entry name both fp8 dtypes at import (torch >= 2.2 has both)
+    torch_needs=("float8_e4m3fn", "float8_e4m3fnuz"),
 )
