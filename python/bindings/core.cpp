@@ -448,7 +448,7 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "svg",
           [](const ErrorMap& x, const std::string& title, int max_columns, int max_rows) {
-            return error_map_svg(x, {.title = title, .max_columns = max_columns, .max_rows = max_rows});
+            return error_map_svg(x, {.title = title, .notes = {}, .max_columns = max_columns, .max_rows = max_rows});
           },
           py::arg("title") = "", py::arg("max_columns") = 256, py::arg("max_rows") = 256);
   error_map.attr("ELEMENT") = static_cast<int>(ErrorMap::element);
@@ -465,6 +465,13 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("failing_cells", &Report::failing_cells)
       .def_property_readonly("failing_regions", &Report::failing_regions)
       .def_property_readonly("broken", &Report::broken)
+      .def(
+          "svg",
+          [](const Report& r, const std::string& where) {
+            if (!r.map) throw std::invalid_argument("this report has no error map");
+            return report_svg(r, where);
+          },
+          py::arg("where") = "")
       .def_readonly("case_description", &Report::case_description)
       .def_property_readonly("contract", [](const Report& r) { return std::string(to_string(r.contract)); })
       .def_readonly("tolerance", &Report::tolerance)

@@ -316,6 +316,11 @@ class Report:
         the checks it broke; ``.text()`` a small text picture, ``.svg()`` the picture."""
         return self._r.map
 
+    def svg(self, where: str = "") -> str:
+        """The error map as an SVG picture titled with the verdict and the worst gate, the case and
+        the judging settings (where: a line naming the file or test, optional)."""
+        return self._r.svg(where)
+
     def to_json(self) -> Dict[str, Any]:
         """The report as `pmqa verify --json` writes it for a file."""
         return self._r.to_json()
@@ -406,9 +411,10 @@ class ArtifactSink:
     """Where a failing assert_matches leaves what reproduces it: the case with the kernel's logits
     (a case file `pmqa verify` judges alone) and the error map as SVG; ``rerun`` names the test."""
 
-    def __init__(self, folder: Any, rerun: str = ""):
+    def __init__(self, folder: Any, rerun: str = "", label: str = ""):
         self.folder = Path(folder)
-        self.rerun = rerun
+        self.rerun = rerun  # the test's node id and how to run it again (the plugin's)
+        self.label = label  # what the picture names as its source (the node id), else the saved file
 
     def save(self, report: Report, logits: Any) -> str:
         """Writes the artifacts; returns the lines that end the failure message. The report's own
@@ -422,10 +428,9 @@ class ArtifactSink:
         command = f"pmqa verify {shlex.quote(str(case_file))}"
         report._r.reproduce = command
         lines = ["", f"artifacts: {self.folder}", f"  case with these logits: {case_file.name}"]
-        picture = report.map()
-        if picture is not None:
+        if report.map() is not None:
             svg = stem.with_suffix(".svg")
-            svg.write_text(picture.svg())
+            svg.write_text(report.svg(self.label or str(case_file)))
             lines.append(f"  error map: {svg.name}")
         lines.append(f"reproduce: {command}")
         if self.rerun:

@@ -245,7 +245,7 @@ def pmqa_case(request: Any, tmp_path_factory: Any) -> Any:
     request.node.user_properties.append(("pmqa_case", case.name))
     if _only_case_parameter(request.node):
         request.node.user_properties.append(("pmqa_junit_name", case.name))
-    saved, _api._sink = _api._sink, _api.ArtifactSink(folder, _rerun_command(request))
+    saved, _api._sink = _api._sink, _api.ArtifactSink(folder, _rerun_command(request), request.node.nodeid)
     try:
         yield case
     finally:
