@@ -142,7 +142,7 @@ print("package checks: ok")
         m = re.search(r"(\d+) failed, (\d+) passed", out)
         self.assertTrue(m and int(m.group(1)) > 0 and int(m.group(2)) > 0, out[-3000:])
         # Each failure's message ends with the command and the test (the report above names the command too).
-        endings = re.findall(r"^E\s+reproduce: (pmqa verify .+)\nE\s+test: (\S+);", out, re.M)
+        endings = re.findall(r"^E\s+reproduce: (pmqa verify .+)\nE\s+test: (\S+)[^;\n]*;", out, re.M)
         self.assertEqual(len(endings), int(m.group(1)), "one reproduce command and test per failure")
         commands = [c for c, _ in endings]
         ran = subprocess.run(shlex.split(commands[0]), env=env, cwd=str(clone), capture_output=True, text=True,
