@@ -123,7 +123,7 @@ def main(argv=None) -> int:
     if bad.returncode != 1 or not counts.get("failed") or len(endings) != counts.get("failed"):
         problems.append(f"fail: exit {bad.returncode}, {counts}, {len(endings)} reproduce lines; expected failures, "
                         "each ending with its command")
-    pinned = sorted(set(re.findall(r"worker \S+ pinned to GPU \S+ of \S+", bad.stdout)))
+    pinned = sorted(set(re.findall(r"worker \S+ pinned to GPU [\w-]+ of [\w,-]+", bad.stdout)))
 
     lines = [f"python {sys.version.split()[0]}, " + versions(), "",
              "| step | test file | pytest exit | passed | failed | skipped | reproduced by the printed command |",
