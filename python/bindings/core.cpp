@@ -26,6 +26,7 @@
 #include "pmqa/fixtures/fit.hpp"
 #include "pmqa/fixtures/judge_file.hpp"
 #include "pmqa/fixtures/suites.hpp"
+#include "pmqa/model/shard.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "pmqa/reference/reference.hpp"
 
@@ -363,6 +364,16 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("suite", &CaseHandle::suite)
       .def_property_readonly("gen_args", &CaseHandle::gen_args)
       .def_property_readonly("large", [](const CaseHandle& h) { return h.spec() && h.spec()->large; })
+      // What balances a shard (pmqa/model/shard.hpp), from the spec: a suite case is not generated.
+      .def_property_readonly("shard_work",
+                             [](const Handle& h) {
+                               if (h->spec()) {
+                                 const auto& s = h->spec()->spec;
+                                 return shard_work(s.batch, s.next_n, s.heads, s.head_dim, s.max_model_len);
+                               }
+                               const auto& c = loaded_file(h)->c;
+                               return shard_work(c.batch, c.next_n, c.heads, c.head_dim, c.max_model_len);
+                             })
       .def_property_readonly("suite_description",
                              [](const CaseHandle& h) { return h.spec() ? h.spec()->description : std::string(); })
       .def_property_readonly("loaded", &CaseHandle::loaded)

@@ -260,3 +260,23 @@ def test_dev(pmqa_case):
     result.assert_outcomes(skipped=len(pmqa.cases("quick")))
     result.stdout.fnmatch_lines([f"*pmqa: {why}*"])
     assert "torch is not installed" in why or "no CUDA/ROCm device" in why
+
+
+def test_shards_cover_the_suite_once(pytester):
+    """--pmqa-shard K/N for K = 1..N: every case of the suite in exactly one session, the same split
+    pmqa.cases.shard makes from the cases' names and works (the C++ tools' split: test_shard)."""
+    from pmqa.cases.shard import assign_shards
+    pytester.makepyfile(test_my_kernel=EXAMPLE.read_text())
+    quick = pmqa.cases("quick")
+    split = dict(zip(quick.names, assign_shards([(c.name, c._h.shard_work) for c in quick], 3)))
+    seen = {}
+    for k in (1, 2, 3):
+        result = pytester.runpytest_subprocess(*PLUGIN, "--pmqa-shard", f"{k}/3", f"--junitxml=j{k}.xml")
+        got = junit_cases(pytester.path / f"j{k}.xml")
+        assert {v[0] for v in got.values()} == {"passed"}, got
+        assert set(got) == {n for n, s in split.items() if s == k}
+        for name in got:
+            seen[name] = seen.get(name, 0) + 1
+    assert seen == {n: 1 for n in quick.names}
+    result = pytester.runpytest_subprocess(*PLUGIN, "--pmqa-shard", "4/3")
+    assert result.ret != 0 and "--pmqa-shard 4/3: K must be 1 to N" in output(result)

@@ -19,6 +19,8 @@ itself; from a source tree, ``-p pmqa.pytest_plugin``. Options:
   --pmqa-include-large       also the gigabyte cases (skipped otherwise, with the reason)
   --pmqa-artifacts DIR       where a failing case leaves the case file with the kernel's logits and
                              its error map (SVG), one folder per test; default: the test's tmp_path
+  --pmqa-shard K/N           only shard K of N of the suite (the split pmqa gen/check/verify and
+                             pmqa-run --shard make: N CI jobs together run every case once)
 
 A test module or function may carry ``@pytest.mark.pmqa(suite=..., fit=..., skip_outside=...,
 cases=[...], device=...)`` for the defaults it needs; a command-line option wins. Test ids are the case
@@ -61,6 +63,8 @@ def pytest_addoption(parser: Any) -> None:
                     help="hand the inputs as torch tensors on DEVICE (default: numpy arrays); absent: skipped")
     group.addoption("--pmqa-include-large", action="store_true", default=False,
                     help="also run the gigabyte cases")
+    group.addoption("--pmqa-shard", default=None, metavar="K/N",
+                    help="only shard K of N of the suite (a stable split balanced by work, as pmqa gen --shard)")
     group.addoption("--pmqa-artifacts", default=None, metavar="DIR",
                     help="where a failing case leaves its case file with the logits and its error map "
                          "(default: the test's tmp_path)")
@@ -132,7 +136,8 @@ def _choice(metafunc: Any) -> Dict[str, Any]:
             "overlays": tuple(opt("--pmqa-overlay")),
             "cases": list(opt("--pmqa-case")) or list(kw.get("cases") or []),
             "device": opt("--pmqa-device") or kw.get("device"),
-            "include_large": bool(opt("--pmqa-include-large"))}
+            "include_large": bool(opt("--pmqa-include-large")),
+            "shard": opt("--pmqa-shard")}
 
 
 _SUITES: Dict[Tuple[Any, ...], List[Any]] = {}
@@ -205,6 +210,13 @@ def pytest_generate_tests(metafunc: Any) -> None:
         if missing:
             raise pytest.UsageError(_unknown_cases(missing, names, choice["suite"]))
         found = [c for c in found if c.name in choice["cases"]]
+    if choice["shard"]:
+        from pmqa.cases.shard import in_shard, parse_shard
+        try:
+            shard = parse_shard(choice["shard"])
+        except ValueError as exc:
+            raise pytest.UsageError(f"pmqa: {str(exc).replace('--shard', '--pmqa-shard')}") from None
+        found = [c for c, keep in zip(found, in_shard([(c.name, c._h.shard_work) for c in found], shard)) if keep]
     absent = device_absent(choice["device"])
     params = []
     for case in found:
@@ -220,7 +232,7 @@ def _rerun_command(request: Any) -> str:
     """The node id, and the pytest command that runs it again with this session's pmqa options."""
     cfg = request.config
     args = ["pytest", request.node.nodeid]
-    for opt in ("--pmqa-suite", "--pmqa-fit", "--pmqa-skip-outside", "--pmqa-device"):
+    for opt in ("--pmqa-suite", "--pmqa-fit", "--pmqa-skip-outside", "--pmqa-device", "--pmqa-shard"):
         if cfg.getoption(opt):
             args += [opt, str(cfg.getoption(opt))]
     for path in cfg.getoption("--pmqa-overlay"):
