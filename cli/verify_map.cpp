@@ -23,8 +23,7 @@ void write_error_map(const fs::path& path, const Report& report, const fs::path&
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  const std::string verdict = report.passed() ? "PASS" : "FAIL (" + report.broken() + ")";
-  f << error_map_svg(*report.map, {.title = verdict + "  " + input.string() + "  " + report.case_description});
+  f << report_svg(report, input.string());
   if (!f.flush()) throw std::runtime_error("--map: cannot write " + path.string());
 }
 

@@ -1,15 +1,20 @@
-"""Builds pmqa._core with CMake from the repository this folder sits in, and copies pmqa's reviewed
-data (the arch matrix, the arch table) into the packages that read them.
+"""Builds the pmqa wheel from the repository this folder sits in: the extension pmqa._core and the
+`pmqa` command (both with CMake), and pmqa's reviewed data as package data.
 
-    pip install --no-build-isolation ./python            # Debian's setuptools and wheel, no registry
-    pip wheel --no-build-isolation --no-deps -w dist ./python
+    python3 -m venv --system-site-packages VENV && . VENV/bin/activate
+    pip install -v --no-build-isolation ./python        # -v: CMake's [n/N] progress lines
 
-The extension needs a C++20 compiler, CMake >= 3.25, Ninja or make, and the Debian packages pmqa's
-libraries build with (libeigen3-dev nlohmann-json3-dev libboost-context-dev) plus pybind11-dev and
-python3-dev. Environment: PMQA_BUILD_BASE puts every build product (setuptools' build/ and
-egg-info, the CMake build) under that folder instead of this one; CMAKE_BUILD_PARALLEL_LEVEL sets
-the compile jobs (default: the CPU count).
+--no-build-isolation: the build uses the setuptools, wheel and pybind11 of the interpreter (Debian's
+python3-setuptools, python3-wheel, pybind11-dev) instead of fetching them from a registry. The C++
+build needs a C++20 compiler, CMake >= 3.25 and the Debian packages pmqa's libraries and command
+build with (the README's list).
+
+Nothing is written into the source tree: setuptools' build/ and egg-info and the CMake build go
+under PMQA_BUILD_BASE, by default ~/.cache/pmqa/build/<hash of this checkout's path>, which a
+second install reuses (only what changed is rebuilt). CMAKE_BUILD_PARALLEL_LEVEL sets the compile
+jobs (default: the CPU count).
 """
+import hashlib
 import os
 import shutil
 import subprocess
@@ -24,30 +29,42 @@ from setuptools.command.egg_info import egg_info
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-BUILD_BASE = os.environ.get("PMQA_BUILD_BASE")
 
-# Package data taken from the source tree: destination folder in a package -> files or folders
-# (copied whole) of the repository. pmqa.probe.data.data_file and pmqa.run.data.data_path
-# look in their package's data/ folder before the source tree.
-DATA = {
-    "pmqa/probe/data": ["fixtures/arch_matrix.json", "dispatch/data/arch_table.json"],
-    "pmqa/run/data": ["fixtures/data/envelopes"],
-}
+
+def _build_base() -> Path:
+    given = os.environ.get("PMQA_BUILD_BASE")
+    if given:
+        return Path(given).resolve()
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "pmqa" / "build" / hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
+
+
+BUILD_BASE = _build_base()
+
+# Package data taken from the source tree: destination folder in the wheel -> files or folders
+# (copied whole) of the repository. pmqa._data.data_path looks there before the source tree.
+DATA = {"pmqa/data": ["fixtures/arch_matrix.json", "dispatch/data/arch_table.json", "fixtures/data/envelopes",
+                      "fixtures/data/kernel_names.json"]}
+# The C++ targets the wheel carries: CMake target -> (file in the build tree, destination in the wheel).
+NATIVE = {"pmqa_python_core": None,  # the extension: build_ext places it
+          "pmqa": ("cli/pmqa", "pmqa/_bin/pmqa")}
+
+
+def say(text: str) -> None:
+    print(f"pmqa: {text}", file=sys.stderr, flush=True)
 
 
 class Build(build):
     def initialize_options(self):
         super().initialize_options()
-        if BUILD_BASE:
-            self.build_base = str(Path(BUILD_BASE) / "build")
+        self.build_base = str(BUILD_BASE / "setuptools")
 
 
 class EggInfo(egg_info):
     def initialize_options(self):
         super().initialize_options()
-        if BUILD_BASE:
-            Path(BUILD_BASE).mkdir(parents=True, exist_ok=True)
-            self.egg_base = os.path.relpath(BUILD_BASE, HERE)
+        BUILD_BASE.mkdir(parents=True, exist_ok=True)
+        self.egg_base = os.path.relpath(BUILD_BASE, HERE)
 
 
 class BuildPy(build_py):
@@ -67,29 +84,39 @@ class BuildPy(build_py):
 
 
 class CMakeBuild(build_ext):
-    """pmqa._core is the CMake target pmqa_python_core (python/bindings)."""
+    """pmqa._core is the CMake target pmqa_python_core (python/bindings); the command is target pmqa."""
 
     def build_extension(self, ext):
-        build_dir = (Path(BUILD_BASE) / "cmake" if BUILD_BASE else Path(self.build_temp).resolve() / "cmake")
-        generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+        build_dir = BUILD_BASE / "cmake"
+        generator = ["-G", "Ninja"] if shutil.which("ninja") and not (build_dir / "Makefile").exists() else []
         configure = [
             "cmake", "-S", str(ROOT), "-B", str(build_dir), *generator,
             "-DCMAKE_BUILD_TYPE=Release",
             "-DPMQA_NATIVE=OFF",            # a wheel runs on other machines than the one it was built on
-            "-DPMQA_BUILD_TESTS=OFF", "-DPMQA_BUILD_BENCH=OFF", "-DPMQA_BUILD_CLI=OFF",
+            "-DPMQA_BUILD_TESTS=OFF", "-DPMQA_BUILD_BENCH=OFF", "-DPMQA_BUILD_CLI=ON",
             "-DPMQA_GPU=OFF", "-DPMQA_AMD_ISA_CHECK=OFF",
             "-DPMQA_PYTHON_EXTENSION=ON", f"-DPMQA_PYTHON={sys.executable}",
         ]
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
+        say(f"configuring the C++ build in {build_dir}")
         subprocess.check_call(configure)
-        subprocess.check_call(["cmake", "--build", str(build_dir), "--target", "pmqa_python_core", "-j", jobs])
-        built = sorted((build_dir / "python" / "bindings").glob("_core*"))
-        built = [p for p in built if p.suffix in (".so", ".pyd")]
+        say(f"building {', '.join(NATIVE)} with {jobs} job(s): CMake prints [n/N] as it goes (pip shows it with -v)")
+        subprocess.check_call(["cmake", "--build", str(build_dir), "-j", jobs, "--target", *NATIVE])
+        built = [p for p in sorted((build_dir / "python" / "bindings").glob("_core*")) if p.suffix in (".so", ".pyd")]
         if len(built) != 1:
             raise SystemExit(f"pmqa: expected one built _core module in {build_dir / 'python' / 'bindings'}, found {built}")
         dest = Path(self.get_ext_fullpath(ext.name))
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built[0], dest)
+        for target, placed in NATIVE.items():
+            if placed is None:
+                continue
+            src, where = build_dir / placed[0], Path(self.build_lib) / placed[1]
+            if not src.is_file():
+                raise SystemExit(f"pmqa: the CMake target {target} did not produce {src}")
+            where.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, where)  # keeps the executable bit, which the wheel records
+        say("the C++ build is done")
 
 
 setup(

@@ -45,7 +45,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "python" / "src"))
 
 import pmqa.cases  # noqa: E402
 from pmqa.run.floor import DEFAULT_MAX_FLOOR_RATIO  # noqa: E402
@@ -323,7 +323,7 @@ def execute(run: Run, out: Path, numpy_mode: bool) -> None:
     argv = [a for a in argv if a != ""]
     if numpy_mode:
         argv += ["--backend", "numpy", "--tolerance", "fp32", "--iters", "2", "--warmup", "0", "--floor-min-mb", "1e9"]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "python"), str(REPO / "bench" / "h200"),
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "python" / "src"), str(REPO / "bench" / "h200"),
                                                        str(REPO / "python" / "tests")]),
                PYTHONDONTWRITEBYTECODE="1", **run.env)
     t0 = time.monotonic()

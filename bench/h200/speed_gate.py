@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "python" / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pmqa.cases  # noqa: E402
@@ -120,7 +120,7 @@ def run_pmqa_run(path: str, cases: List[Path], d: Path, out: Path, args) -> List
         argv += ["--envelope", str(out / "standin_envelope.json")]
     if args.numpy:
         argv += ["--backend", "numpy", "--tolerance", "fp32", "--floor-min-mb", "0"]
-    pypath = os.pathsep.join([str(REPO / "python"), str(REPO / "bench" / "h200"), str(REPO / "python" / "tests")])
+    pypath = os.pathsep.join([str(REPO / "python" / "src"), str(REPO / "bench" / "h200"), str(REPO / "python" / "tests")])
     p = subprocess.run(argv, capture_output=True, text=True, cwd=REPO,
                        env=dict(os.environ, PYTHONPATH=pypath, PYTHONDONTWRITEBYTECODE="1", **env))
     log = p.stdout + p.stderr

@@ -40,9 +40,15 @@ TEST_F(VerifyPictures, OneFileOneSvgWithTheWrongBlockInRed) {
   EXPECT_EQ(s.rfind("<svg ", 0), 0u) << s;
   EXPECT_NE(s.find("FAIL (element"), std::string::npos) << "the verdict in the title";
   EXPECT_NE(s.find("edge-lengths-1d"), std::string::npos);
-  // 16 rows x 3 blocks: 24-pixel cells from (64, 62); row 15, block 2 is over the element limit.
-  EXPECT_TRUE(std::regex_search(s, std::regex("<rect x=\"112\" y=\"422\" width=\"24\" height=\"24\" fill=\"#d7191c\"")))
+  // 16 rows x 3 blocks: 24-pixel cells from the grid's corner; row 15, block 2 is over the element limit.
+  std::smatch corner;
+  ASSERT_TRUE(std::regex_search(s, corner, std::regex("<rect x=\"64\" y=\"([0-9]+)\" width=\"72\" height=\"384\" fill=\"#fafafa\"")))
       << s;
+  const int top = std::stoi(corner[1]);
+  EXPECT_TRUE(std::regex_search(s, std::regex("<rect x=\"112\" y=\"" + std::to_string(top + 15 * 24) +
+                                              "\" width=\"24\" height=\"24\" fill=\"#d7191c\"")))
+      << s;
+  EXPECT_NE(s.find("width=\"640\" height="), std::string::npos) << "a 3-block map is as wide as its legend, not its title";
   const std::string cells = s.substr(s.find("<g id=\"cells\">"), s.find("<g id=\"rows\">") - s.find("<g id=\"cells\">"));
   EXPECT_EQ(cells.find("#d7191c"), cells.rfind("#d7191c")) << "one red block\n" << cells;
 }

@@ -26,6 +26,7 @@
 #include "pmqa/fixtures/fit.hpp"
 #include "pmqa/fixtures/judge_file.hpp"
 #include "pmqa/fixtures/suites.hpp"
+#include "pmqa/model/shard.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "pmqa/reference/reference.hpp"
 
@@ -363,6 +364,16 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("suite", &CaseHandle::suite)
       .def_property_readonly("gen_args", &CaseHandle::gen_args)
       .def_property_readonly("large", [](const CaseHandle& h) { return h.spec() && h.spec()->large; })
+      // What balances a shard (pmqa/model/shard.hpp), from the spec: a suite case is not generated.
+      .def_property_readonly("shard_work",
+                             [](const Handle& h) {
+                               if (h->spec()) {
+                                 const auto& s = h->spec()->spec;
+                                 return shard_work(s.batch, s.next_n, s.heads, s.head_dim, s.max_model_len);
+                               }
+                               const auto& c = loaded_file(h)->c;
+                               return shard_work(c.batch, c.next_n, c.heads, c.head_dim, c.max_model_len);
+                             })
       .def_property_readonly("suite_description",
                              [](const CaseHandle& h) { return h.spec() ? h.spec()->description : std::string(); })
       .def_property_readonly("loaded", &CaseHandle::loaded)
@@ -464,7 +475,7 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "svg",
           [](const ErrorMap& x, const std::string& title, int max_columns, int max_rows) {
-            return error_map_svg(x, {.title = title, .max_columns = max_columns, .max_rows = max_rows});
+            return error_map_svg(x, {.title = title, .notes = {}, .max_columns = max_columns, .max_rows = max_rows});
           },
           py::arg("title") = "", py::arg("max_columns") = 256, py::arg("max_rows") = 256);
   error_map.attr("ELEMENT") = static_cast<int>(ErrorMap::element);
@@ -483,6 +494,13 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("failing_cells", &Report::failing_cells)
       .def_property_readonly("failing_regions", &Report::failing_regions)
       .def_property_readonly("broken", &Report::broken)
+      .def(
+          "svg",
+          [](const Report& r, const std::string& where) {
+            if (!r.map) throw std::invalid_argument("this report has no error map");
+            return report_svg(r, where);
+          },
+          py::arg("where") = "")
       .def_readonly("case_description", &Report::case_description)
       .def_property_readonly("contract", [](const Report& r) { return std::string(to_string(r.contract)); })
       .def_readonly("tolerance", &Report::tolerance)

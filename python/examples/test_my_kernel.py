@@ -2,15 +2,16 @@
 
 Copy this file into your kernel's tests and replace ``my_kernel`` by a call of your kernel. Then
 
-    pytest test_my_kernel.py                          # pmqa's quick suite (seconds)
-    pytest test_my_kernel.py --pmqa-suite standard    # 187 cases: lengths, page tables, formats, NaN codes
-    pytest test_my_kernel.py --pmqa-device cuda       # the inputs as torch tensors on the GPU
-    pytest test_my_kernel.py --pmqa-fit aiter-fused   # only the cases your library's envelope holds
+    python -m pytest test_my_kernel.py                          # pmqa's quick suite (seconds)
+    python -m pytest test_my_kernel.py --pmqa-suite standard    # 187 cases: lengths, pages, formats, NaN codes
+    python -m pytest test_my_kernel.py --pmqa-device cuda       # the inputs as torch tensors on the GPU
+    python -m pytest test_my_kernel.py --pmqa-fit aiter-fused   # only the cases your library's envelope holds
 
-With pmqa installed (``pip install --no-build-isolation ./python`` in a pmqa checkout) pytest loads
-the plugin by itself; from a pmqa source tree add ``-p pmqa.pytest_plugin``. A failing case prints
-pmqa's report: the gates the output broke, the first mismatches decoded to row, column and page,
-a text map of where the errors sit, and how to reproduce it with ``pmqa verify``.
+With pmqa installed (the README's quick start) pytest loads the plugin by itself; from a pmqa source
+tree add ``-p pmqa.pytest_plugin``. A failing case prints pmqa's report: the gates the output broke,
+the first mismatches decoded to row, column and page, a text map of where the errors sit; it leaves
+the case with the logits and an SVG map in --pmqa-artifacts and ends with the command that
+reproduces the verdict (``pmqa verify FILE``). test_triton_kernel.py is the same on a GPU.
 
 ``my_kernel`` below is a plain numpy stand-in, written from the spec, so that this file runs as it
 is (the fp32 sums of a correct kernel, NaN propagating, -inf past each row's valid keys).

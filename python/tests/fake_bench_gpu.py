@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import pmqa.cases  # noqa: E402
 from pmqa.run.backend import NUMPY_DEVICE_GBPS, numpy_kernel_ms  # noqa: E402

@@ -11,6 +11,8 @@ import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from child_env import child_pythonpath  # python/tests
+
 import numpy as np
 import pytest
 
@@ -206,8 +208,9 @@ def test_strides_and_dtypes(plain):
     reports = [pmqa.verify(c, x) for x in (good, view, fortran, good.astype(np.float16))]
     assert [r.passed for r in reports[:3]] == [True, True, True]
     assert reports[0].worst == reports[1].worst == reports[2].worst
-    assert not reports[3].passed, "float16 rounding is far outside the fp32 profile"
-    assert pmqa.verify(c, good.astype(np.float16), tolerance="bf16-output").worst < reports[3].worst
+    assert reports[3].passed and reports[3].tolerance == "bf16-output", "float16 logits pick the bf16 profile"
+    assert not pmqa.verify(c, good.astype(np.float16), tolerance="fp32").passed, \
+        "float16 rounding is far outside the fp32 profile"
     with pytest.raises(TypeError, match="float64"):
         pmqa.verify(c, good.astype(np.float64))
     with pytest.raises(ValueError, match=r"needs \[B\*N, max_model_len\]"):
@@ -332,6 +335,18 @@ class FakeDtype:
         return "torch." + self.name
 
 
+def as_bf16(t, logits, device="cuda:0"):
+    """logits truncated to bfloat16, as a stand-in torch tensor on a device."""
+    bits = (np.ascontiguousarray(logits).view(np.uint32) >> 16).astype(np.uint16)
+
+    class Bf16(FakeTensor):
+        def to(self, where):
+            assert where is t.float32
+            return FakeTensor((self.a.astype(np.uint32) << 16).view(np.float32), t.float32, self.device)
+
+    return Bf16(bits, t.bfloat16, device)
+
+
 class FakeTensor:
     """What pmqa touches: from_numpy, .to(device), .view(dtype), .as_strided, .detach, .cpu, .numpy."""
 
@@ -417,6 +432,7 @@ def test_tensor_logits_from_a_device(torch_standin, plain):
 
     rep = pmqa.verify(plain, Bf16(bf16_bits, t.bfloat16, "cuda:0"), tolerance="bf16-output")
     assert rep.passed
+    assert not pmqa.verify(plain, Bf16(bf16_bits, t.bfloat16, "cuda:0"), tolerance="fp32").passed
     with pytest.raises(TypeError, match="float64"):
         pmqa.verify(plain, FakeTensor(good.astype(np.float64), t.float64, "cuda:0"))
 
@@ -434,7 +450,7 @@ def test_extension_missing_is_explained(tmp_path):
     package = Path(pmqa.__file__).resolve().parent
     if list(package.glob("_core*")):
         pytest.skip("the extension sits beside the package (an installed pmqa)")
-    env = dict(os.environ, PMQA_CORE_DIR=str(tmp_path), PYTHONPATH=str(package.parent))
+    env = dict(os.environ, PMQA_CORE_DIR=str(tmp_path), PYTHONPATH=child_pythonpath(package.parent))
     code = "import pmqa.pytest_plugin\nimport pmqa.cases\nimport pmqa\npmqa.cases('quick')"
     r = subprocess.run([sys.executable, "-c", code],
                        capture_output=True, text=True, env=env, cwd=str(tmp_path))
@@ -449,3 +465,74 @@ def test_pmqa_cases_is_the_case_file_package_and_the_suite():
     quick = pmqa.cases("quick")
     assert isinstance(quick, pmqa.CaseList) and len(quick) > 0
     assert pmqa.cases is sys.modules["pmqa.cases"]
+
+
+def test_the_tolerance_follows_the_logits(torch_standin, plain):
+    """bf16 logits are judged under the bf16 profile unless told otherwise; tensor_cores picks the
+    matrix-unit one; the profile picked still fails a wrong page."""
+    t = torch_standin
+    good = correct_logits(plain)
+    rep = pmqa.verify(plain, as_bf16(t, good))
+    assert rep.passed and rep.tolerance == "bf16-output" and "bfloat16" in rep.tolerance_reason
+    assert not pmqa.verify(plain, as_bf16(t, good), tolerance="fp32").passed
+    assert pmqa.verify(plain, as_bf16(t, good), tensor_cores=True).tolerance == "matrix-unit-bf16"
+    assert pmqa.verify(plain, good, tensor_cores=True).tolerance == "matrix-unit"
+    assert pmqa.verify(plain, good).tolerance == "fp32"
+    assert pmqa.judging_tolerance(plain, good, tensor_cores=False) == ("fp32", "tensor_cores=False")
+    with pytest.raises(ValueError, match="not both"):
+        pmqa.verify(plain, good, tolerance="fp32", tensor_cores=True)
+    r, e = first_long_row(plain)
+    bad = good.copy()
+    bad[r, plain.block_size:min(e, 2 * plain.block_size)] *= 2  # one page doubled
+    for logits in (as_bf16(t, bad), bad.astype(np.float16)):
+        rep = pmqa.verify(plain, logits)
+        assert rep.tolerance == "bf16-output" and not rep.passed
+
+
+def test_the_reference_is_a_kernel_output(quick):
+    """The first test a user writes: the oracle's own logits, as float32, pass."""
+    for c in quick:
+        ref = pmqa.reference(c)
+        assert ref.dtype == np.float32
+        assert pmqa.assert_matches(c, ref).passed, c.name
+    oracle = pmqa.reference(quick["edge-lengths-1d"], dtype=np.float64)
+    assert oracle.dtype == np.float64
+    with pytest.raises(TypeError, match="float32 or float64"):
+        pmqa.reference(quick["edge-lengths-1d"], dtype=np.float16)
+
+
+def test_q_as_codes_where_torch_has_no_fp8_dtype(torch_standin, quick):
+    t = torch_standin
+    del t.float8_e4m3fn, t.float8_e4m3fnuz  # torch < 2.1, e.g. Debian's 1.13
+    for c in (quick["edge-lengths-1d"], next(c for c in quick if c.fp8 == "e4m3fnuz")):
+        since = "2.1" if c.fp8 == "e4m3fn" else "2.2"
+        with pytest.warns(pmqa.Fp8CodesWarning, match=rf"torch >= {since} has it\).*format {c.fp8}"):
+            q = c.to("cuda").q
+        assert q.dtype is t.uint8 and np.array_equal(q.a, c.q)
+
+
+@needs_cli
+@pytest.mark.parametrize("output", ["float32", "bfloat16"])
+def test_a_failure_leaves_what_reproduces_it(tmp_path, torch_standin, plain, output):
+    """The failure message ends with one command; run as printed it gives the same verdict from the
+    artifacts (the case with the kernel's logits, judged under the profile the test used)."""
+    import shlex
+    good = correct_logits(plain)
+    r, e = first_long_row(plain)
+    good[r, :e] *= 2
+    logits = as_bf16(torch_standin, good) if output == "bfloat16" else good
+    with pytest.raises(AssertionError) as failure:
+        pmqa.assert_matches(plain, logits, artifacts=tmp_path / "art")
+    lines = str(failure.value).strip().splitlines()
+    assert lines[-1].startswith("reproduce: pmqa verify "), lines[-4:]
+    command = shlex.split(lines[-1][len("reproduce: "):])
+    saved = Path(command[-1])
+    assert saved.parent == tmp_path / "art" and saved.with_suffix(".svg").is_file()
+    ET.fromstring(saved.with_suffix(".svg").read_text())
+    assert command[:2] == ["pmqa", "verify"]
+    got = run_cli(*command[1:])  # the installed command is `pmqa`; here it is PMQA_BIN
+    assert got.returncode == 1, got.stdout + got.stderr
+    want = pmqa.verify(plain, logits)
+    assert not want.passed and want.tolerance == ("bf16-output" if output == "bfloat16" else "fp32")
+    assert f"tolerance {want.tolerance}," in got.stdout and f"tolerance {want.tolerance}," in str(failure.value)
+    assert f"(broke: {want.broken})" in got.stdout and f"(broke: {want.broken})" in str(failure.value)

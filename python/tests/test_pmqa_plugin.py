@@ -29,16 +29,25 @@ def test_kernel(pmqa_case):
 '''
 
 
+def message_ending(message):
+    """The last two lines of assert_matches's message inside pytest's failure text (its "E   " prefix
+    stripped): the reproduce command and the test."""
+    lines = [ln.lstrip()[1:].strip() if ln.lstrip().startswith("E ") else ln.strip() for ln in message.splitlines()]
+    at = max(i for i, ln in enumerate(lines) if ln.startswith("reproduce: pmqa verify "))
+    return lines[at], lines[at + 1]
+
+
 def output(result):
     return "\n".join(result.outlines + result.errlines)
 
 
 def junit_cases(path):
-    """{case id: (outcome, message)} from pytest's JUnit file."""
+    """{case name: (outcome, message)} from pytest's JUnit file (a pmqa case's testcase is named by
+    the case alone; other parametrized tests keep pytest's name[id])."""
     out = {}
     for tc in ET.parse(path).getroot().iter("testcase"):
         name = tc.get("name")
-        case = name[name.index("[") + 1:-1]
+        case = name[name.index("[") + 1:-1] if "[" in name else name
         failure, skipped = tc.find("failure"), tc.find("skipped")
         if failure is not None:
             out[case] = ("failed", (failure.get("message") or "") + "\n" + (failure.text or ""))
@@ -89,7 +98,9 @@ def test_a_broken_kernel_fails_exactly_where_verify_fails(standin):
         report = str(expected[name])
         assert report.splitlines()[0] in message, name  # "FAIL <the case>"
         assert "first mismatches:" in message and "error map, rows x logical blocks" in message
-        assert f"reproduce: the inputs: pmqa gen --suite quick --case {name}" in message
+        ending = message_ending(message)
+        assert ending[0].startswith("reproduce: pmqa verify ") and ending[0].endswith(f"/{name}.safetensors"), ending
+        assert ending[1].startswith(f"test: test_broken.py::test_kernel[{name}]"), ending
     # the terminal summary names the failing cases by their ids
     for name in sorted(failing)[:3]:
         result.stdout.fnmatch_lines([f"FAILED test_broken.py::test_kernel[[]{name}[]]*"])
@@ -138,7 +149,9 @@ def test_any(pmqa_case):
     result = standin.runpytest_subprocess(*PLUGIN, "-v", "-k", "marked")
     result.assert_outcomes(passed=2)
     result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-case", "no-such-case")
-    assert result.ret != 0 and "has no case(s) no-such-case" in output(result)
+    assert result.ret != 0 and "has no case(s) named:" in output(result) and "no-such-case" in output(result)
+    result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-case", "edge-lenghts-1d")
+    assert result.ret != 0 and "edge-lenghts-1d (close: edge-lengths-1d" in output(result), output(result)
     result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-suite", "no-such-suite")
     assert result.ret != 0 and "no-such-suite" in output(result)
 
@@ -190,3 +203,107 @@ def test_after():
 ''')
     result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-case", "edge-lengths-1d")
     result.assert_outcomes(passed=2)
+
+
+def test_a_failure_leaves_artifacts_and_one_command(standin, tmp_path):
+    """--pmqa-artifacts: the failing case's file (inputs, the kernel's logits, the judging settings)
+    and its error map; the message ends with the command that judges that file, then the node id;
+    run as printed (pmqa -> PMQA_BIN) it fails the same way."""
+    import os
+    import shlex
+    import subprocess
+    standin.makepyfile(test_broken=BROKEN)
+    art = tmp_path / "artifacts"
+    result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-artifacts", str(art), "--junitxml=junit.xml")
+    got = junit_cases(standin.path / "junit.xml")
+    failing = sorted(n for n, (o, _) in got.items() if o == "failed")
+    assert failing
+    for name in failing:
+        folder = art / f"test_kernel_{name}_"
+        assert (folder / f"{name}.safetensors").is_file() and (folder / f"{name}.svg").is_file(), folder
+        reproduce, test = message_ending(got[name][1])
+        assert reproduce == f"reproduce: pmqa verify {shlex.quote(str(folder / (name + '.safetensors')))}"
+        assert test.startswith(f"test: test_broken.py::test_kernel[{name}]; again: pytest ")
+    bin_ = os.environ.get("PMQA_BIN")
+    if bin_:
+        argv = shlex.split(message_ending(got[failing[0]][1])[0][len("reproduce: "):])
+        ran = subprocess.run([bin_, *argv[1:]], capture_output=True, text=True, timeout=300)
+        assert ran.returncode == 1 and ran.stdout.startswith("FAIL"), ran.stdout + ran.stderr
+    assert not any(p.name.startswith("test_kernel_") and "edge-lengths-1d" in p.name for p in art.iterdir()), \
+        "a passing case leaves nothing"
+
+
+def test_junit_shape_is_producer_and_case(pytester):
+    """classname the producer of the logits (the test, module.function), name the case: the shape
+    pmqa-run's and pmqa verify's JUnit have."""
+    pytester.makepyfile(test_my_kernel=EXAMPLE.read_text())
+    result = pytester.runpytest_subprocess(*PLUGIN, "--pmqa-case", "edge-lengths-1d", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=1)
+    (tc,) = list(ET.parse(pytester.path / "junit.xml").getroot().iter("testcase"))
+    assert (tc.get("classname"), tc.get("name")) == ("test_my_kernel.test_my_kernel", "edge-lengths-1d")
+    props = {p.get("name"): p.get("value") for p in tc.iter("property")}
+    assert props.get("pmqa_case") == "edge-lengths-1d"
+
+
+def test_xdist_pins_each_worker_to_one_gpu(pytester, monkeypatch):
+    """-n 2 with two visible GPUs: each worker sees one, the JUnit keeps its shape."""
+    pytest.importorskip("xdist")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    pytester.makepyfile(standin=EXAMPLE.read_text())
+    pytester.makepyfile(test_pinned='''
+import os
+import pmqa
+from standin import my_kernel
+
+def test_kernel(pmqa_case, worker_id):
+    c = pmqa_case
+    with open(f"seen-{worker_id}-{c.name}.txt", "w") as f:
+        f.write(os.environ["CUDA_VISIBLE_DEVICES"] + " " + os.environ["HIP_VISIBLE_DEVICES"])
+    pmqa.assert_matches(c, my_kernel(c.q, c.kv_cache_blocks, c.weights, c.context_lens, c.block_table,
+                                     c.max_model_len, fp8=c.fp8, layout=c.layout))
+''')
+    quick = pmqa.cases("quick")
+    result = pytester.runpytest_subprocess(*PLUGIN, "-n", "2", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=len(quick))
+    seen = {}
+    for f in pytester.path.glob("seen-*.txt"):
+        worker = f.name.split("-")[1]
+        seen.setdefault(worker, set()).add(f.read_text())
+    assert seen == {"gw0": {"3 3"}, "gw1": {"5 5"}}, seen
+    names = {tc.get("name") for tc in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")}
+    assert names == set(quick.names)
+
+
+def test_an_absent_device_skips_with_the_reason(standin):
+    from pmqa.pytest_plugin import device_absent
+    why = device_absent("cuda")
+    if why is None:
+        pytest.skip("a GPU is present here")
+    standin.makepyfile(test_dev='''
+def test_dev(pmqa_case):
+    raise AssertionError("ran without the device")
+''')
+    result = standin.runpytest_subprocess(*PLUGIN, "-rs", "--pmqa-device", "cuda")
+    result.assert_outcomes(skipped=len(pmqa.cases("quick")))
+    result.stdout.fnmatch_lines([f"*pmqa: {why}*"])
+    assert "torch is not installed" in why or "no CUDA/ROCm device" in why
+
+
+def test_shards_cover_the_suite_once(pytester):
+    """--pmqa-shard K/N for K = 1..N: every case of the suite in exactly one session, the same split
+    pmqa.cases.shard makes from the cases' names and works (the C++ tools' split: test_shard)."""
+    from pmqa.cases.shard import assign_shards
+    pytester.makepyfile(test_my_kernel=EXAMPLE.read_text())
+    quick = pmqa.cases("quick")
+    split = dict(zip(quick.names, assign_shards([(c.name, c._h.shard_work) for c in quick], 3)))
+    seen = {}
+    for k in (1, 2, 3):
+        result = pytester.runpytest_subprocess(*PLUGIN, "--pmqa-shard", f"{k}/3", f"--junitxml=j{k}.xml")
+        got = junit_cases(pytester.path / f"j{k}.xml")
+        assert {v[0] for v in got.values()} == {"passed"}, got
+        assert set(got) == {n for n, s in split.items() if s == k}
+        for name in got:
+            seen[name] = seen.get(name, 0) + 1
+    assert seen == {n: 1 for n in quick.names}
+    result = pytester.runpytest_subprocess(*PLUGIN, "--pmqa-shard", "4/3")
+    assert result.ret != 0 and "--pmqa-shard 4/3: K must be 1 to N" in output(result)

@@ -13,8 +13,11 @@ import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from child_env import child_pythonpath  # python/tests
+
 HERE = Path(__file__).resolve().parent
 PYTHON_DIR = HERE.parent
+SRC_DIR = PYTHON_DIR / "src"  # the folder holding the pmqa package
 TREES = HERE / "vllm_trees"
 ENTRY = "vllm/v1/attention/ops/rocm_aiter_mla_sparse.py"
 ROCM = "vllm/platforms/rocm.py"
@@ -71,10 +74,10 @@ def run_probe(tree=None, installed_path=None, extra=()):
         junit = Path(tmp) / "junit.xml"
         cmd = [sys.executable, "-B", "-m", "pmqa.probe", "--engine", "vllm", "--json", str(report),
                "--junit", str(junit), "--jobs", "2"]
-        env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), PYTHONDONTWRITEBYTECODE="1")
+        env = dict(os.environ, PYTHONPATH=child_pythonpath(SRC_DIR), PYTHONDONTWRITEBYTECODE="1")
         if installed_path is not None:
             cmd.append("--installed")
-            env["PYTHONPATH"] = os.pathsep.join([str(PYTHON_DIR), str(installed_path)])
+            env["PYTHONPATH"] = child_pythonpath(SRC_DIR, installed_path)
         else:
             cmd += ["--source", str(tree)]
         proc = subprocess.run(cmd + list(extra), env=env, capture_output=True, text=True, timeout=300)
@@ -316,6 +319,16 @@ class EntryMoved(unittest.TestCase):
         self.assertIn("vllm.v1.attention.ops.rocm_aiter_mla_sparse has no rocm_fp8_paged_mqa_logits", out)
         self.assertIn("COULD NOT RUN", out)
 
+    def test_a_real_module_missing_is_named_as_the_file_to_add(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = build_tree("current", Path(tmp) / "tree")
+            (tree / ROCM).unlink()
+            rc, out, doc, _ = run_probe(tree, extra=("--arch", "gfx942"))
+        self.assertEqual(rc, 2, out)
+        self.assertIn(f"the source tree {tree} lacks {ROCM}: the probe runs that module from the tree, so put it "
+                      "there", out)
+        self.assertNotIn("declare it in the adapter", out)
+
     def test_entry_raises(self):
         with tempfile.TemporaryDirectory() as tmp:
             rc, out, doc, _ = run_probe(build_tree("entry_raises", Path(tmp) / "tree"), extra=("--arch", "gfx942"))
@@ -324,13 +337,49 @@ class EntryMoved(unittest.TestCase):
         self.assertIn("Traceback", out)
 
 
+class TorchChoice(unittest.TestCase):
+    """The probe's verdicts do not depend on which torch is installed: one too old for the engine gives
+    way to the stand-in, and the header says why (with torch hidden, the same as without torch)."""
+
+    @classmethod
+    def setUpClass(cls):
+        require_probe_runs(cls)
+
+    def test_verdicts_and_header(self):
+        from pmqa.probe import runner
+        mode, note = runner.choose_torch("auto", ("float8_e4m3fn", "float8_e4m3fnuz"))
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = build_tree("current", Path(tmp) / "tree")
+            rc, out, doc, _ = run_probe(tree, extra=("--arch", "gfx942", "--arch", "gfx950"))
+            rc_fake, _, doc_fake, _ = run_probe(tree, extra=("--arch", "gfx942", "--arch", "gfx950", "--fake-torch"))
+        self.assertEqual((rc, rc_fake), (0, 0), out)
+        self.assertEqual([(r["id"], r["verdict"]) for r in doc["rows"]],
+                         [(r["id"], r["verdict"]) for r in doc_fake["rows"]])
+        self.assertIn(f"torch: {note}", out)
+        try:
+            import torch
+        except ImportError:
+            self.assertEqual((mode, note), ("stand-in", "the probe's stand-in (torch is not installed)"))
+            return
+        if not hasattr(torch, "float8_e4m3fnuz"):
+            self.assertEqual(mode, "stand-in")
+            self.assertIn(f"torch {torch.__version__} is too old for the engine (no torch.", note)
+        else:
+            self.assertEqual((mode, note), ("real", f"torch {torch.__version__}"))
+
+    def test_real_torch_refuses_a_torch_too_old(self):
+        from pmqa.probe import runner
+        with self.assertRaisesRegex(RuntimeError, "--real-torch: "):
+            runner.choose_torch("real", ("no_such_torch_attribute",))
+
+
 class Unit(unittest.TestCase):
     """The probe's parts, in this process (no engine is imported here)."""
 
     @classmethod
     def setUpClass(cls):
-        if str(PYTHON_DIR) not in sys.path:
-            sys.path.insert(0, str(PYTHON_DIR))
+        if str(SRC_DIR) not in sys.path:
+            sys.path.insert(0, str(SRC_DIR))
 
     def test_data_lookup_package_first_then_the_source_tree(self):
         import pmqa
@@ -344,11 +393,11 @@ class Unit(unittest.TestCase):
             site = Path(tmp) / "site-packages"
             shutil.copytree(Path(pmqa.__file__).parent, site / "pmqa",
                             ignore=shutil.ignore_patterns("__pycache__", "data"))
-            packaged = site / "pmqa" / "probe" / "data"
+            packaged = site / "pmqa" / "data"
             packaged.mkdir()
             shutil.copy(repo / "fixtures" / "arch_matrix.json", packaged)
             code = "from pmqa.probe import data; print(data.data_file('arch_matrix.json'))"
-            env = dict(os.environ, PYTHONPATH=str(site))
+            env = dict(os.environ, PYTHONPATH=child_pythonpath(site))
             out = subprocess.run([sys.executable, "-B", "-c", code], env=env, capture_output=True, text=True)
             self.assertEqual(out.stdout.strip(), str(packaged / "arch_matrix.json"), out.stderr)
             code = "from pmqa.probe import data; data.data_file('arch_table.json')"
@@ -515,7 +564,7 @@ except stubs.StubUsedError as exc:
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / "vllm").mkdir()
             (Path(tmp) / "vllm" / "engine_mod.py").write_text(module)
-            env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), PYTHONDONTWRITEBYTECODE="1")
+            env = dict(os.environ, PYTHONPATH=child_pythonpath(SRC_DIR), PYTHONDONTWRITEBYTECODE="1")
             out = subprocess.run([sys.executable, "-B", "-c", script, tmp], env=env, capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stderr)
         lines = out.stdout.splitlines()

@@ -26,7 +26,7 @@ def load_eager_on_fake_torch():
     sys.modules["torch"] = ft.as_module()
     try:
         spec = importlib.util.spec_from_file_location("eager_torch_on_fake_torch",
-                                                      HERE.parent / "pmqa" / "run" / "eager_torch.py")
+                                                      HERE.parent / "src" / "pmqa" / "run" / "eager_torch.py")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module
@@ -101,8 +101,10 @@ class EagerLogic(unittest.TestCase):
         fake, _ = fake_args(cf)
         with self.assertRaisesRegex(ValueError, r"block_table\[1\]\[1\] = 99 is outside \[0, 5\)"):
             EAGER.fp8_paged_mqa_logits(*fake)
-        with self.assertRaisesRegex(TypeError, "float8"):
+        with self.assertRaisesRegex(TypeError, "uint8 codes: pass fp8_format"):
             EAGER.fp8_paged_mqa_logits(ft.Tensor(cf.q, ft.uint8), *fake[1:])
+        with self.assertRaisesRegex(ValueError, "but fp8_format is 'e4m3fnuz'"):
+            EAGER.fp8_paged_mqa_logits(*fake, fp8_format="e4m3fnuz")
 
 
 if __name__ == "__main__":

@@ -9,10 +9,12 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from child_env import child_pythonpath  # python/tests
+
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import run_standins as si  # noqa: E402
 from pmqa.run import envelope as env  # noqa: E402
@@ -106,7 +108,7 @@ class Files(unittest.TestCase):
         self.assertFalse(env.make_envelope("deepgemm", "rocm").platform_listed)
 
     def test_a_packaged_data_folder_wins(self):
-        # pip installs the files as pmqa/run/data/envelopes: envelope_dir looks there first.
+        # pip installs the files as pmqa/data/envelopes: envelope_dir looks there first.
         import os
         import shutil
         import subprocess
@@ -115,11 +117,11 @@ class Files(unittest.TestCase):
             site = Path(tmp) / "site-packages"
             shutil.copytree(Path(pmqa.__file__).parent, site / "pmqa",
                             ignore=shutil.ignore_patterns("__pycache__", "data"))
-            packaged = site / "pmqa" / "run" / "data" / "envelopes"
+            packaged = site / "pmqa" / "data" / "envelopes"
             packaged.mkdir(parents=True)
             (packaged / "eager.json").write_text((env.envelope_dir() / "eager.json").read_text())
             code = "from pmqa.run import envelope; print(envelope.envelope_dir())"
-            out = subprocess.run([sys.executable, "-B", "-c", code], env=dict(os.environ, PYTHONPATH=str(site)),
+            out = subprocess.run([sys.executable, "-B", "-c", code], env=dict(os.environ, PYTHONPATH=child_pythonpath(site)),
                                  capture_output=True, text=True)
             self.assertEqual(out.stdout.strip(), str(packaged), out.stderr)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import run_standins as si  # noqa: E402
 from pmqa.run import SENTINEL_BITS, NumpyBackend  # noqa: E402
@@ -38,22 +38,32 @@ def expected(cf):
     return si.eager_ok(*inv.args)
 
 
-def eager_torch(cf, device, **kwargs):
+def eager_torch(cf, device, codes=False, **kwargs):
+    """pmqa.run.eager_torch on the eager convention's arguments; q as uint8 codes with fp8_format where
+    this torch has no dtype for the case's format (as the runner hands it), or always with codes=True."""
     from pmqa.run.eager_torch import fp8_paged_mqa_logits
     from pmqa.run.torch_backend import TorchBackend
     backend = TorchBackend(device)
     inv = CONVENTIONS["eager"].build(cf, backend, RunOptions())
-    out = fp8_paged_mqa_logits(*inv.args, **kwargs)
+    args = list(inv.args)
+    if codes:
+        args[0] = backend.tensor(cf.q)
+    if codes or cf.fp8_format in backend.fp8_as_codes:
+        kwargs["fp8_format"] = cf.fp8_format
+    out = fp8_paged_mqa_logits(*args, **kwargs)
     return backend.to_numpy(inv.collect(out))
+
+
+HAS_FP8_DTYPES = torch is not None and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "float8_e4m3fnuz")
 
 
 @unittest.skipIf(torch is None, "torch is not installed")
 class EagerTorch(unittest.TestCase):
-    def same(self, cf, **kwargs):
+    def same(self, cf, codes=False, **kwargs):
         want = expected(cf)
         for device in DEVICES:
             with self.subTest(device=device, case=cf.name):
-                got = eager_torch(cf, device, **kwargs)
+                got = eager_torch(cf, device, codes, **kwargs)
                 self.assertEqual(got.shape, want.shape)
                 self.assertTrue(np.array_equal(np.isneginf(got), np.isneginf(want)), "-inf pattern")
                 self.assertTrue(np.array_equal(np.isnan(got), np.isnan(want)), "NaN pattern")
@@ -94,12 +104,35 @@ class EagerTorch(unittest.TestCase):
         cf.block_table[1, 2:] = 10 ** 6
         self.same(cf)
 
+    def test_uint8_codes_with_their_format(self):
+        """The path a torch without fp8 dtypes takes, on every torch: the same answers as the numpy op,
+        NaN codes of both formats included."""
+        for fmt, code in (("e4m3fn", 0x7F), ("e4m3fnuz", 0x80)):
+            cf = si.make_case(seed=7, fmt=fmt, name=f"codes-{fmt}")
+            cf.context_lens[:] = cf.max_model_len // 2
+            cf.q[0, 0, 1, 3] = code
+            self.same(cf, codes=True)
+
+    def test_the_table_is_torch_s_decode(self):
+        from pmqa.run.eager_torch import fp8_table
+        if not HAS_FP8_DTYPES:
+            self.skipTest(f"torch {torch.__version__} has no fp8 dtypes to compare the table with")
+        codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
+        for fmt in ("e4m3fn", "e4m3fnuz"):
+            mine = fp8_table(fmt, torch.device("cpu")).numpy()
+            theirs = codes.view(getattr(torch, "float8_" + fmt)).to(torch.float32).numpy()
+            self.assertTrue(np.array_equal(mine, theirs, equal_nan=True), fmt)
+
     def test_rejects_what_it_cannot_read(self):
         from pmqa.run.eager_torch import fp8_paged_mqa_logits
         cf = si.make_case()
         q = torch.from_numpy(cf.q)
-        with self.assertRaisesRegex(TypeError, "float8"):
+        with self.assertRaisesRegex(TypeError, "uint8 codes: pass fp8_format"):
             fp8_paged_mqa_logits(q, None, None, None, None, 4)
+        with self.assertRaisesRegex(TypeError, "expected torch.float8_e4m3fn, torch.float8_e4m3fnuz or uint8"):
+            fp8_paged_mqa_logits(q.to(torch.float32), None, None, None, None, 4)
+        with self.assertRaisesRegex(ValueError, "fp8_format 'e5m2'"):
+            fp8_paged_mqa_logits(q, None, None, None, None, 4, fp8_format="e5m2")
 
 
 @unittest.skipIf(torch is None, "torch is not installed")
@@ -117,7 +150,13 @@ class TorchBackendTests(unittest.TestCase):
                 self.assertEqual(kv.cpu().numpy().reshape(cf.num_blocks, -1).tobytes(),
                                  cf.kv_cache[:, :cf.block_size * (cf.head_dim + 4)].tobytes())
                 q = b.fp8(cf.q, cf.fp8_format)
-                self.assertEqual(q.dtype, torch.float8_e4m3fnuz)
+                if hasattr(torch, "float8_e4m3fnuz"):
+                    self.assertEqual(q.dtype, torch.float8_e4m3fnuz)
+                    self.assertNotIn("e4m3fnuz", b.fp8_as_codes)
+                else:  # torch < 2.2: the codes, and the header says why
+                    self.assertEqual(q.dtype, torch.uint8)
+                    self.assertIn("torch >= 2.2 has it", b.fp8_as_codes["e4m3fnuz"])
+                    self.assertIn("uint8 codes", b.describe())
                 self.assertEqual(q.view(torch.uint8).cpu().numpy().tobytes(), cf.q.tobytes())
                 self.assertGreater(b.num_sms(), 0)
 
@@ -157,3 +196,33 @@ class TorchBackendTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
+class TorchRunner(unittest.TestCase):
+    """pmqa-run --backend torch with pmqa.run.eager_torch, the whole command, on whatever torch is here:
+    every case written (on a torch without fp8 dtypes the op is told the format of its uint8 codes)."""
+
+    def test_every_case_runs(self):
+        import contextlib
+        import io
+        import tempfile
+
+        import pmqa.cases
+        from pmqa.run import main
+        with tempfile.TemporaryDirectory() as tmp:
+            cases = Path(tmp) / "cases"
+            cases.mkdir()
+            for i, kw in enumerate([{}, dict(fmt="e4m3fnuz"), dict(lens2d=True, next_n=3), dict(pad=40)]):
+                cf = si.make_case(seed=40 + i, name=f"c{i}", **kw)
+                pmqa.cases.write_case_file(cases / f"{cf.name}.safetensors", cf)
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+                status = main(["--backend", "torch", "--device", "cpu", "--in-process", "--convention", "eager",
+                               "--op", "pmqa.run.eager_torch:fp8_paged_mqa_logits", "--cases", str(cases),
+                               "--out", str(Path(tmp) / "out")])
+            text = buf.getvalue()
+            self.assertEqual(status, 0, text)
+            self.assertIn("4 written, 0 failed", text)
+            if not HAS_FP8_DTYPES:
+                self.assertIn("as uint8 codes", text)

@@ -20,8 +20,11 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from child_env import child_pythonpath  # python/tests
+
 HERE = Path(__file__).resolve().parent
 PYTHON_DIR = HERE.parent
+SRC_DIR = PYTHON_DIR / "src"  # the folder holding the pmqa package
 PMQA = os.environ.get("PMQA_BIN", "")
 
 _state = {}
@@ -52,7 +55,7 @@ def cases(*names):
 
 
 def run(op, convention, out, *extra, cases_=None):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PYTHON_DIR), str(HERE)]), PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(SRC_DIR, HERE), PYTHONDONTWRITEBYTECODE="1")
     argv = [sys.executable, "-B", "-m", "pmqa.run", "--backend", "numpy", "--op", f"run_standins:{op}",
             "--convention", convention, "--cases", *(cases_ or [str(_state["quick"])]), "--out", str(out),
             "--tolerance", "fp32", *extra]
@@ -159,7 +162,7 @@ class DeepGemm(_Base):
     def test_falling_lengths_are_cells_never_written(self):
         """With the lengths-fall limit dropped, DeepGEMM's unwritten cells past context_lens[b][N-1] are
         reported as never written, not as a race, and pmqa verify fails them."""
-        sys.path.insert(0, str(PYTHON_DIR))
+        sys.path.insert(0, str(SRC_DIR))
         import numpy as np
         import pmqa.cases
         src = pmqa.cases.read_case_file(_state["quick"] / "deepseek-small.safetensors")
@@ -216,7 +219,7 @@ class Planted(_Base):
         """Cases where reading the [B, N] lengths through a [B] pointer shortens some row's E_r, leaving
         valid cells unwritten (a longer E_r only writes cells the valid-only contract does not check;
         next_n = 1 cases are immune: [B, 1] read as [B] is the same numbers)."""
-        sys.path.insert(0, str(PYTHON_DIR))
+        sys.path.insert(0, str(SRC_DIR))
         import numpy as np
         import pmqa.cases
         from pmqa.run.conventions import lens_2d_from_1d
@@ -316,7 +319,7 @@ class LogitsOnly(_Base):
 
     def test_verified_against_the_inputs_they_name(self):
         import shutil
-        sys.path.insert(0, str(PYTHON_DIR))
+        sys.path.insert(0, str(SRC_DIR))
         import pmqa.cases
         out = self.out("eager")
         status, text = run("eager_ok", "eager", out, "--skip-unsupported", "--logits-only")
@@ -451,7 +454,7 @@ class FittedSuites(_Base):
     stand-in without a refusal, and pmqa verify passes them."""
 
     def test_fitted_standard_suites_run_whole(self):
-        sys.path.insert(0, str(PYTHON_DIR))
+        sys.path.insert(0, str(SRC_DIR))
         import pmqa.cases
         from pmqa.run.envelope import make_envelope, read_envelope_file, traits_of
         StandardSuite.setUpClass()
@@ -504,7 +507,7 @@ class FakeTorch(_Base):
         import contextlib
         import io
         import run_fake_torch
-        sys.path.insert(0, str(PYTHON_DIR))
+        sys.path.insert(0, str(SRC_DIR))
         from pmqa.run import main
         fresh = ("torch", "pmqa.run.torch_backend", "pmqa.run.eager_torch")
         saved = {m: sys.modules.pop(m) for m in fresh if m in sys.modules}

@@ -6,7 +6,7 @@
 //   got two-stage, e4m3fn, NORMAL (reason: ...)
 // The numeric half (run the decided path, compare with the reference) plugs in through NumericHook.
 // The file's optional "engine_rows" (EngineRow) are an engine's own decisions, read and validated
-// here and checked against the engine's code by python/pmqa/probe, never against pmqa's policy.
+// here and checked against the engine's code by python/src/pmqa/probe, never against pmqa's policy.
 #pragma once
 
 #include <cstddef>
@@ -54,7 +54,7 @@ struct MatrixRow {
 // keyword arguments of its entry point such as vLLM's compress_ratio), or, with replaces_policy_row,
 // where the engine knowingly differs from the spec's policy for a context of "rows". pmqa's policy is
 // never checked against these rows (it models the spec's dispatch, not an engine's switches); the
-// engine's own code is, by python/pmqa/probe. The loader validates them as strictly as "rows".
+// engine's own code is, by python/src/pmqa/probe. The loader validates them as strictly as "rows".
 struct EngineRow {
   std::size_t index = 0;  // position in the file's "engine_rows" (0-based)
   std::string engine;     // the probe adapter's name, e.g. "vllm"

@@ -1,0 +1,302 @@
+"""pytest plugin: a test that takes ``pmqa_case`` runs once per case of a pmqa suite.
+
+Installed pmqa registers this module under pytest's ``pytest11`` entry point, so pytest loads it by
+itself; from a source tree, ``-p pmqa.pytest_plugin``. Options:
+
+  --pmqa-suite NAME          quick (default), standard, nightly
+  --pmqa-fit CONVENTION[:PLATFORM]
+                             the suite drawn inside the envelope of the library behind a calling
+                             convention (aiter-fused, aiter-stage1, deepgemm, eager, vllm-rocm;
+                             platform cuda, rocm or none where the envelope lists several), as
+                             `pmqa gen --fit`
+  --pmqa-skip-outside CONVENTION[:PLATFORM]
+                             the suite's own cases, those outside that envelope skipped with the
+                             limit they break
+  --pmqa-overlay FILE        an envelope overlay (`pmqa gen --envelope FILE`), repeatable
+  --pmqa-case NAME           only these cases (repeatable; a name the suite lacks lists the close ones)
+  --pmqa-device DEVICE       inputs as torch tensors on DEVICE (cuda, cuda:1, cpu); default numpy.
+                             A device that is absent skips every case with the reason.
+  --pmqa-include-large       also the gigabyte cases (skipped otherwise, with the reason)
+  --pmqa-artifacts DIR       where a failing case leaves the case file with the kernel's logits and
+                             its error map (SVG), one folder per test; default: the test's tmp_path
+  --pmqa-shard K/N           only shard K of N of the suite (the split pmqa gen/check/verify and
+                             pmqa-run --shard make: N CI jobs together run every case once)
+
+A test module or function may carry ``@pytest.mark.pmqa(suite=..., fit=..., skip_outside=...,
+cases=[...], device=...)`` for the defaults it needs; a command-line option wins. Test ids are the case
+names, e.g. ``test_kernel[edge-lengths-1d]``. ``pmqa.assert_matches(case, logits)`` fails with pmqa's
+report and its text map as the message; the message ends with the one command that reproduces the
+verdict from the artifacts (``pmqa verify FILE``) and the test's node id.
+
+Under pytest-xdist (``-n N``) each worker sees one GPU: worker i gets visible device i mod the count
+(CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES), so ``--pmqa-device cuda`` spreads a suite over the
+GPUs of a machine. In JUnit (``--junitxml``) a pmqa case's testcase has the shape of ``pmqa-run``'s
+and ``pmqa verify``'s: classname the producer of the logits (here the test, module.function),
+name the case.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+import shlex
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+_MARKER_KEYS = {"suite", "fit", "skip_outside", "cases", "device"}
+_VISIBLE = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
+
+
+def pytest_addoption(parser: Any) -> None:
+    group = parser.getgroup("pmqa", "pmqa: FP8 paged MQA logits cases")
+    group.addoption("--pmqa-suite", default=None, metavar="NAME",
+                    help="the pmqa suite the pmqa_case fixture runs over: quick (default), standard, nightly")
+    group.addoption("--pmqa-fit", default=None, metavar="CONVENTION[:PLATFORM]",
+                    help="the suite drawn inside this calling convention's envelope (as pmqa gen --fit)")
+    group.addoption("--pmqa-skip-outside", default=None, metavar="CONVENTION[:PLATFORM]",
+                    help="the suite's own cases; those outside this convention's envelope are skipped with the reason")
+    group.addoption("--pmqa-overlay", action="append", default=[], metavar="FILE",
+                    help="an envelope overlay file adding, replacing or dropping limits (repeatable)")
+    group.addoption("--pmqa-case", action="append", default=[], metavar="NAME",
+                    help="only this case of the suite (repeatable)")
+    group.addoption("--pmqa-device", default=None, metavar="DEVICE",
+                    help="hand the inputs as torch tensors on DEVICE (default: numpy arrays); absent: skipped")
+    group.addoption("--pmqa-include-large", action="store_true", default=False,
+                    help="also run the gigabyte cases")
+    group.addoption("--pmqa-shard", default=None, metavar="K/N",
+                    help="only shard K of N of the suite (a stable split balanced by work, as pmqa gen --shard)")
+    group.addoption("--pmqa-artifacts", default=None, metavar="DIR",
+                    help="where a failing case leaves its case file with the logits and its error map "
+                         "(default: the test's tmp_path)")
+
+
+def pytest_configure(config: Any) -> None:
+    config.addinivalue_line("markers", "pmqa(suite=None, fit=None, skip_outside=None, cases=None, device=None): the "
+                                       "pmqa cases a test that takes pmqa_case runs over")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistController(), "pmqa-xdist")
+    _pin_worker_gpu(config)
+
+
+# ---- pytest-xdist: one GPU per worker
+
+def _visible_gpus() -> List[str]:
+    """The GPUs this process may use, as the ids CUDA_VISIBLE_DEVICES takes: the list already set,
+    else every device torch counts (none without torch)."""
+    for var in _VISIBLE:
+        if os.environ.get(var):
+            return [g.strip() for g in os.environ[var].split(",") if g.strip()]
+    try:
+        import torch
+    except ImportError:
+        return []
+    try:
+        return [str(i) for i in range(torch.cuda.device_count())]
+    except Exception:  # a broken driver counts as no GPU: the tests then skip with torch's reason
+        return []
+
+
+class _XdistController:
+    """Registered only when pytest-xdist is loaded (its hook is unknown to pytest otherwise)."""
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        if not hasattr(self, "gpus"):
+            self.gpus = _visible_gpus()  # the controller counts once; workers must not touch CUDA first
+        node.workerinput["pmqa_gpus"] = list(self.gpus)
+
+
+def _pin_worker_gpu(config: Any) -> None:
+    inputs = getattr(config, "workerinput", None)
+    if not inputs or not inputs.get("pmqa_gpus"):
+        return
+    gpus = inputs["pmqa_gpus"]
+    worker = int(str(inputs.get("workerid", "gw0")).lstrip("gw") or 0)
+    gpu = gpus[worker % len(gpus)]
+    for var in _VISIBLE:
+        os.environ[var] = gpu
+    config.stash[_PINNED] = f"worker {inputs.get('workerid')} pinned to GPU {gpu} of {','.join(gpus)}"
+
+
+_PINNED = pytest.StashKey[str]()
+
+
+# ---- which cases a test runs over
+
+def _choice(metafunc: Any) -> Dict[str, Any]:
+    opt = metafunc.config.getoption
+    marker = metafunc.definition.get_closest_marker("pmqa")
+    kw = dict(marker.kwargs) if marker else {}
+    unknown = set(kw) - _MARKER_KEYS
+    if unknown:
+        raise pytest.UsageError(f"@pytest.mark.pmqa: unknown argument(s) {sorted(unknown)}")
+    return {"suite": opt("--pmqa-suite") or kw.get("suite") or "quick",
+            "fit": opt("--pmqa-fit") or kw.get("fit"),
+            "skip_outside": opt("--pmqa-skip-outside") or kw.get("skip_outside"),
+            "overlays": tuple(opt("--pmqa-overlay")),
+            "cases": list(opt("--pmqa-case")) or list(kw.get("cases") or []),
+            "device": opt("--pmqa-device") or kw.get("device"),
+            "include_large": bool(opt("--pmqa-include-large")),
+            "shard": opt("--pmqa-shard")}
+
+
+_SUITES: Dict[Tuple[Any, ...], List[Any]] = {}
+
+
+def _suite(choice: Dict[str, Any]) -> List[Any]:
+    import pmqa  # the extension is loaded when a test asks for a case, not when pytest starts
+
+    key = tuple(choice[k] for k in ("suite", "fit", "skip_outside", "overlays", "device"))
+    if key not in _SUITES:
+        _SUITES[key] = list(pmqa.cases(choice["suite"], fit=choice["fit"], device=choice["device"], include_large=True,
+                                       envelope=choice["skip_outside"], overlays=choice["overlays"]))
+    return _SUITES[key]
+
+
+_DEVICES: Dict[str, Optional[str]] = {}
+
+
+def device_absent(device: Optional[str]) -> Optional[str]:
+    """Why the inputs cannot go to this device here (torch missing, no such GPU), or None."""
+    if device is None:
+        return None
+    if device not in _DEVICES:
+        _DEVICES[device] = _why_absent(device)
+    return _DEVICES[device]
+
+
+def _why_absent(device: str) -> Optional[str]:
+    try:
+        import torch
+    except ImportError:
+        return f"--pmqa-device {device}: torch is not installed"
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError) as exc:
+        raise pytest.UsageError(f"pmqa: --pmqa-device {device}: {exc}") from None
+    if dev.type == "cpu":
+        return None
+    if dev.type != "cuda":
+        return f"--pmqa-device {device}: pmqa hands inputs to cpu or cuda (CUDA/ROCm) devices"
+    if not torch.cuda.is_available():
+        return f"--pmqa-device {device}: no CUDA/ROCm device here (torch {torch.__version__}: torch.cuda.is_available() is False)"
+    count = torch.cuda.device_count()
+    if dev.index is not None and dev.index >= count:
+        return f"--pmqa-device {device}: this process sees {count} device(s)"
+    return None
+
+
+def _unknown_cases(asked: List[str], names: List[str], suite: str) -> str:
+    lines = [f"pmqa: suite {suite} has no case(s) named:"]
+    for n in asked:
+        close = difflib.get_close_matches(n, names, n=4, cutoff=0.5)
+        lines.append(f"  {n}" + (f" (close: {', '.join(close)})" if close else ""))
+    lines.append(f"its cases: {', '.join(names[:12])}{', ...' if len(names) > 12 else ''} "
+                 f"({len(names)} in all; `pmqa gen --list --suite {suite}` lists them)")
+    return "\n".join(lines)
+
+
+def pytest_generate_tests(metafunc: Any) -> None:
+    if "pmqa_case" not in metafunc.fixturenames:
+        return
+    choice = _choice(metafunc)
+    try:
+        found = _suite(choice)
+    except (ValueError, OSError) as exc:
+        raise pytest.UsageError(f"pmqa: {exc}") from None
+    if choice["cases"]:
+        names = [c.name for c in found]
+        missing = [n for n in choice["cases"] if n not in names]
+        if missing:
+            raise pytest.UsageError(_unknown_cases(missing, names, choice["suite"]))
+        found = [c for c in found if c.name in choice["cases"]]
+    if choice["shard"]:
+        from pmqa.cases.shard import in_shard, parse_shard
+        try:
+            shard = parse_shard(choice["shard"])
+        except ValueError as exc:
+            raise pytest.UsageError(f"pmqa: {str(exc).replace('--shard', '--pmqa-shard')}") from None
+        found = [c for c, keep in zip(found, in_shard([(c.name, c._h.shard_work) for c in found], shard)) if keep]
+    absent = device_absent(choice["device"])
+    params = []
+    for case in found:
+        reason = absent or case.outside or (case.skip_reason if not choice["include_large"] else None)
+        marks = [pytest.mark.skip(reason=f"pmqa: {reason}")] if reason else []
+        params.append(pytest.param(case, id=case.name, marks=marks))
+    metafunc.parametrize("pmqa_case", params, indirect=True)
+
+
+# ---- around each test
+
+def _rerun_command(request: Any) -> str:
+    """The node id, and the pytest command that runs it again with this session's pmqa options."""
+    cfg = request.config
+    args = ["pytest", request.node.nodeid]
+    for opt in ("--pmqa-suite", "--pmqa-fit", "--pmqa-skip-outside", "--pmqa-device", "--pmqa-shard"):
+        if cfg.getoption(opt):
+            args += [opt, str(cfg.getoption(opt))]
+    for path in cfg.getoption("--pmqa-overlay"):
+        args += ["--pmqa-overlay", path]
+    if cfg.getoption("--pmqa-include-large"):
+        args.append("--pmqa-include-large")
+    where = f" ({cfg.stash[_PINNED]})" if _PINNED in cfg.stash else ""
+    return f"{request.node.nodeid}{where}; again: {shlex.join(args)}"
+
+
+@pytest.fixture
+def pmqa_case(request: Any, tmp_path_factory: Any) -> Any:
+    """One case of the chosen suite (a pmqa.Case), its buffers freed after the test."""
+    case = getattr(request, "param", None)
+    if case is None:
+        raise pytest.UsageError("pmqa_case is parametrized by the pmqa plugin: load it (-p pmqa.pytest_plugin)")
+    from pmqa import _api
+
+    root = request.config.getoption("--pmqa-artifacts")
+    folder = (os.path.join(root, _api._file_stem(request.node.name)) if root
+              else tmp_path_factory.mktemp(_api._file_stem(request.node.name)[:40], numbered=True))
+    request.node.user_properties.append(("pmqa_case", case.name))
+    if _only_case_parameter(request.node):
+        request.node.user_properties.append(("pmqa_junit_name", case.name))
+    saved, _api._sink = _api._sink, _api.ArtifactSink(folder, _rerun_command(request), request.node.nodeid)
+    try:
+        yield case
+    finally:
+        _api._sink = saved
+        case.release()
+
+
+def _only_case_parameter(item: Any) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and set(callspec.params) == {"pmqa_case"}
+
+
+# ---- JUnit: classname the producer of the logits (the test), name the case
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report: Any) -> None:
+    name = dict(report.user_properties).get("pmqa_junit_name")
+    if not name:
+        return
+    try:
+        from _pytest.junitxml import xml_key  # pytest's own writer; without it nothing is renamed
+    except ImportError:
+        return
+    config = _CONFIG.get("config")
+    xml = config.stash.get(xml_key, None) if config is not None else None
+    if xml is None:
+        return
+    module, _, rest = report.nodeid.partition("::")
+    function = rest.split("[", 1)[0].replace("::", ".")
+    module = module[:-3] if module.endswith(".py") else module
+    producer = ".".join([module.replace("/", "."), function]).strip(".")
+    reporter = xml.node_reporter(report)
+    reporter.add_attribute("classname", producer)
+    reporter.add_attribute("name", name)
+
+
+_CONFIG: Dict[str, Any] = {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: Any) -> None:
+    _CONFIG["config"] = session.config

@@ -1,0 +1,342 @@
+"""One case through an op: the envelope check, the call, the checks on what came back, the output file.
+
+`CaseRunner.run(path)` does everything a case needs and returns a `CaseResult`; printing, counting
+and the exit status are the caller's (pmqa.run.cli). The output file is on disk, written through a
+temporary file and renamed into place, before run() returns.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import statistics
+import time
+import traceback
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, List, Optional, Tuple
+
+import numpy as np
+
+from pmqa.cases import CaseFile, CaseFileError, LogitsFile, read_case_file, sha256_file, write_case_file
+from pmqa.cases import write_logits_file
+from pmqa.cases.logits_file import RESERVED_LOGITS_KEYS
+
+from .backend import SENTINEL_BITS
+from .conventions import OpOutputError
+from .envelope import traits_of
+from .floor import floor_bytes, floor_ms
+from .kernel_names import classify, judge
+
+# Metadata this runner (re)writes: stale values from the input file are dropped.
+RUNNER_KEYS = ("bench_ms", "bench_min_ms", "bench_iters", "bench_warmup", "bench_flush_bytes", "kernel_ms",
+               "kernel_min_ms", "kernel_activities", "kernel_timing", "floor_ratio_wall", "floor_basis", "tolerance",
+               "convention", "device", "runner", "logits_from", "logits_dtype", "out_row_stride", "num_sms",
+               "context_lens_passed", "relaunches", "op_kwargs", "nan", "platform", "envelope", "kernels", "path",
+               "floor_bytes", "floor_ms", "floor_ratio", "copy_gbps", "floor_gate")
+
+# Two patterns the runner leaves in free memory before the first launch and the relaunch: cells of
+# an op-owned output still holding them were never written by the op.
+POISON_FIRST = 0x7FF0DEAD
+POISON_AGAIN = 0x7FF0BEEF
+
+
+@dataclass
+class CaseResult:
+    path: str
+    name: str
+    status: str                 # "ok", "failed", "unsupported", "invalid"
+    message: str = ""
+    shape: str = ""
+    limit: str = ""             # unsupported: the id of the limit the case breaks
+    out_path: str = ""
+    bench_ms: str = ""          # --bench: the median wall time (events around the call)
+    kernel_ms: str = ""         # --bench: the median kernel time (the call's device activities summed)
+    floor_ratio: str = ""       # --max-floor-ratio: the median kernel time over the byte floor
+    floor_gated: bool = False   # whether the ratio was judged (the floor is at least --floor-min-mb)
+    kernel_path: str = ""       # --expect-path: the path the kernels launched mean
+    kernels: str = ""           # --expect-path: the kernels, named with what they mean
+    seconds: float = 0.0
+    restart: bool = False       # the worker that ran it must not run another (a device error)
+
+
+class CaseFailed(Exception):
+    pass
+
+
+def shape_text(cf: CaseFile) -> str:
+    return (f"B{cf.batch} N{cf.next_n} H{cf.heads} D{cf.head_dim} bs{cf.block_size} "
+            f"{'fn' if cf.fp8_format == 'e4m3fn' else 'fnuz'} {cf.kv_layout}"
+            f"{' lens2d' if cf.context_lens_2d else ''}")
+
+
+def recorded_tolerance(convention_profile: str, dtype: str) -> str:
+    """The profile a convention's output is judged under: bf16 logits add the bf16 roundings."""
+    if dtype != "bfloat16":
+        return convention_profile
+    return "matrix-unit-bf16" if convention_profile == "matrix-unit" else "bf16-output"
+
+
+def relaunch_difference(first: np.ndarray, again: np.ndarray, cf: CaseFile, contract: str) -> Optional[str]:
+    """Bitwise comparison of two launches' logits over the cells the contract checks.
+
+    The first launch ran after the runner left POISON_FIRST in free memory, the relaunch after
+    POISON_AGAIN: cells that hold those patterns were never written by the op (an op-owned output
+    handed back memory as it found it), which is not a race and is said so.
+    """
+    a, b = first.view(np.uint32), again.view(np.uint32)
+    checked = np.ones(a.shape, dtype=bool)
+    if contract == "valid-only":
+        cols = np.arange(cf.max_model_len)[None, :]
+        checked &= cols < cf.valid_keys()[:, None]
+    differ = (a != b) & checked
+    count = int(differ.sum())
+    if count == 0:
+        return None
+    unwritten = differ & (a == POISON_FIRST) & (b == POISON_AGAIN)
+    r, j = (int(i) for i in np.argwhere(differ)[0])
+    if int(unwritten.sum()) == count:
+        e = cf.valid_keys()
+        rows = np.nonzero(unwritten.any(axis=1))[0]
+        first_unwritten = int(np.argmax(unwritten[r]))
+        return (f"relaunches differ in {count} cell(s) the contract checks, all never written by the op: they hold "
+                f"the memory's previous contents (the runner's poison), in {rows.size} row(s); first at row {r} "
+                f"(E_r = {int(e[r])}), which the op wrote only up to column {first_unwritten}")
+    return (f"relaunches differ in {count} cell(s) the contract checks ({int(unwritten.sum())} of them never written); "
+            f"first at row {r}, column {j}: {first[r, j]!r} then {again[r, j]!r} (a race?)")
+
+
+def _takes_keyword(fn: Callable[..., Any], name: str) -> bool:
+    """Whether fn accepts the keyword argument name (by name or through **kwargs)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin or extension function without a signature
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+class CaseRunner:
+    """Runs cases through one op under one convention and envelope (the settings of a pmqa-run)."""
+
+    def __init__(self, settings, convention, envelope, backend, op, options, kernel_names=None,
+                 heartbeat: Callable[[], None] = lambda: None):
+        self.s = settings            # the parsed command line (argparse.Namespace)
+        self.convention = convention
+        self.envelope = envelope
+        self.backend = backend
+        self.op = op
+        self.options = options
+        self.kernel_names = kernel_names  # --expect-path: the kernel-name table (pmqa.run.kernel_names)
+        self.heartbeat = heartbeat   # called before every op call (a worker's per-call timeout)
+        self.out_dir = Path(settings.out)
+        self._bandwidth: Optional[float] = None
+        self._op_takes_fp8_format = _takes_keyword(op, "fp8_format")
+
+    def header(self) -> dict:
+        """What the run's first line says (picklable: a worker sends it to pmqa-run)."""
+        return {"backend": self.backend.describe(), "convention": self.envelope.convention,
+                "platform": self.envelope.platform, "limits": len(self.envelope.limits)}
+
+    # ---- one case
+    def run(self, path: Path, cf: Optional[CaseFile] = None) -> CaseResult:
+        t0 = time.monotonic()
+        if cf is None:
+            try:
+                cf = read_case_file(path)
+            except CaseFileError as e:
+                return CaseResult(str(path), path.stem, "invalid", str(e), seconds=time.monotonic() - t0)
+        name = cf.name or path.stem
+        result = CaseResult(str(path), name, "ok", shape=shape_text(cf))
+        traits = traits_of(cf, self.convention.chunk_q(cf, self.options), self.backend.arch())
+        refusal = self.envelope.refusal(traits)
+        if refusal is not None:
+            result.status, result.limit, result.message = "unsupported", refusal[0], refusal[1]
+        else:
+            try:
+                self._run_case(cf, path, result)
+            except CaseFailed as e:
+                result.status, result.message = "failed", str(e)
+        result.seconds = time.monotonic() - t0
+        return result
+
+    def _run_case(self, cf: CaseFile, path: Path, result: CaseResult) -> None:
+        s = self.s
+        try:
+            inv = self.convention.build(cf, self.backend, self.options)
+        except Exception as e:  # noqa: BLE001 - e.g. the metadata function raised
+            raise CaseFailed(f"building the {self.convention.name} arguments raised {self.exc(e)}") from None
+        if cf.fp8_format in getattr(self.backend, "fp8_as_codes", {}) and self._op_takes_fp8_format:
+            inv.kwargs.setdefault("fp8_format", cf.fp8_format)  # q is uint8 codes here: say how they decode
+        owns_output = getattr(self.convention, "owns_output", False)
+        out_bytes = 4 * cf.rows * max(cf.max_model_len, 1)
+        if owns_output and s.bench:
+            self.backend.poison_free_memory(out_bytes, POISON_FIRST)
+        kernels = None
+        try:
+            if s.expect_path:
+                returned, names = self.backend.profile(lambda: self.call(inv))
+                kernels = classify(names, self.kernel_names)
+            else:
+                returned = self.call(inv)
+        except Exception as e:  # noqa: BLE001
+            raise CaseFailed(f"the op raised {self.exc(e)}") from None
+        logits, dtype = self.collect(inv, returned)
+        problems: List[str] = []
+        if kernels is not None:
+            verdict = judge(kernels, s.expect_path)
+            if verdict:
+                problems.append(verdict)
+        guard = inv.guard_problem()
+        if guard:
+            problems.append(guard)
+        contract = s.contract or self.convention.contract
+        extra = {k: v for k, v in cf.extra.items() if k not in RUNNER_KEYS}
+        timings = None
+        if s.bench:
+            last: List[Any] = [None]
+
+            def timed():
+                last[0] = self.op(*inv.args, **inv.kwargs)
+
+            def before_each():
+                self.heartbeat()
+                inv.reset()
+
+            flush = s.flush_mib << 20 if s.flush_mib is not None else self.backend.default_flush_bytes()
+            try:
+                timings = self.backend.time_calls(timed, before_each, s.warmup, s.iters, flush)
+                times = timings.wall_ms
+                self.backend.synchronize()
+                again_result = last[0]
+                if owns_output:  # one more launch, after the second poison, for the determinism check
+                    inv.reset()
+                    self.backend.poison_free_memory(out_bytes, POISON_AGAIN)
+                    again_result = self.call(inv)
+            except Exception as e:  # noqa: BLE001
+                raise CaseFailed(f"the op raised on a relaunch (--bench) {self.exc(e)}") from None
+            again, _ = self.collect(inv, again_result)
+            diff = relaunch_difference(logits, again, cf, contract)
+            if diff:
+                problems.append(diff)
+            launches = s.warmup + s.iters + (1 if owns_output else 0)
+            extra.update({"bench_ms": f"{statistics.median(times):.6g}", "bench_min_ms": f"{min(times):.6g}",
+                          "bench_iters": str(s.iters), "bench_warmup": str(s.warmup),
+                          "bench_flush_bytes": str(flush),
+                          "relaunches": f"{launches}, {'differ' if diff else 'identical'}"})
+            if timings.kernel_ms is not None:
+                extra.update({"kernel_ms": f"{statistics.median(timings.kernel_ms):.6g}",
+                              "kernel_min_ms": f"{min(timings.kernel_ms):.6g}",
+                              "kernel_activities": f"{statistics.median(timings.activities):g}",
+                              "kernel_timing": timings.how})
+        if s.max_floor_ratio is not None:
+            problems.extend(self.floor_gate(cf, contract, timings, extra))
+        if kernels is not None:
+            extra.update({"kernels": kernels.metadata(), "path": kernels.path})
+            result.kernel_path = kernels.path
+            result.kernels = kernels.describe()
+        nan_rule = s.nan or self.convention.nan_for_path(kernels.path if kernels else None)
+        tolerance = s.tolerance or recorded_tolerance(self.convention.tolerance, dtype)
+        extra.update({"convention": self.convention.name, "device": self.backend.describe(), "runner": "pmqa-run",
+                      "tolerance": tolerance, "logits_dtype": dtype, "nan": nan_rule,
+                      "platform": self.envelope.platform,
+                      "envelope": ", ".join(os.path.basename(o) for o in self.envelope.origins)})
+        if self.options.op_kwargs:
+            extra["op_kwargs"] = ", ".join(f"{k}={v!r}" for k, v in self.options.op_kwargs.items())
+        extra.update(inv.notes)
+        producer = s.producer or s.op
+        out_path = self.out_dir / path.name
+        try:
+            if s.logits_only:
+                write_logits_file(out_path, LogitsFile(
+                    logits=logits, name=cf.name or path.stem, input_file=path.name, input_sha256=sha256_file(path),
+                    batch=cf.batch, next_n=cf.next_n, max_model_len=cf.max_model_len, contract=contract,
+                    producer=producer, extra={k: v for k, v in extra.items() if k not in RESERVED_LOGITS_KEYS}))
+            else:
+                write_case_file(out_path, replace(cf, logits=logits, producer=producer, contract=contract, extra=extra))
+        except (CaseFileError, OSError) as e:
+            raise CaseFailed(f"cannot write {out_path}: {e}") from None
+        result.out_path = str(out_path)
+        result.bench_ms = extra.get("bench_ms", "")
+        result.kernel_ms = extra.get("kernel_ms", "")
+        result.floor_ratio = extra.get("floor_ratio", "")
+        result.floor_gated = extra.get("floor_gate", "").startswith("at most")
+        if problems:
+            raise CaseFailed("; ".join(problems) + f" (file written: {out_path})")
+
+    # ---- pieces
+    def call(self, inv) -> Any:
+        self.heartbeat()
+        result = self.op(*inv.args, **inv.kwargs)
+        self.backend.synchronize()
+        return result
+
+    def bandwidth(self) -> float:
+        """The device's copy bandwidth, bytes/s: --copy-gbps, else measured once in this process."""
+        if self._bandwidth is None and getattr(self.s, "copy_gbps", None):
+            self._bandwidth = self.s.copy_gbps * 1e9
+        if self._bandwidth is None:
+            self.heartbeat()
+            self._bandwidth = self.backend.copy_bandwidth()
+        return self._bandwidth
+
+    def floor_gate(self, cf: CaseFile, contract: str, timings, extra) -> List[str]:
+        """--max-floor-ratio: the median kernel time over the byte floor (pmqa.run.floor). The kernel
+        time is the call's device activities summed, which the host's launch speed cannot move; the
+        wall time's ratio is recorded beside it. A backend without a device (torch on the cpu) is
+        judged on wall time, and says so."""
+        s = self.s
+        fb = floor_bytes(cf, contract)
+        bw = self.bandwidth()
+        fl = floor_ms(fb.total, bw)
+        wall_ms = statistics.median(timings.wall_ms)
+        gated = fb.total >= s.floor_min_mb * 1e6
+
+        def over(ms: float) -> float:
+            return ms / fl if fl > 0 else float("inf")
+
+        basis = "wall time: " + timings.how if timings.kernel_ms is None else "kernel time: " + timings.how
+        measured = wall_ms if timings.kernel_ms is None else statistics.median(timings.kernel_ms)
+        extra.update({"floor_bytes": str(fb.total), "floor_ms": f"{fl:.6g}", "floor_ratio": f"{over(measured):.4g}",
+                      "floor_ratio_wall": f"{over(wall_ms):.4g}", "floor_basis": basis,
+                      "copy_gbps": f"{bw / 1e9:.5g}",
+                      "floor_gate": (f"at most {s.max_floor_ratio:g}" if gated else
+                                     f"not gated: floor {fb.total / 1e6:.3g} MB below --floor-min-mb {s.floor_min_mb:g}")})
+        if not gated:
+            return []
+        if timings.kernel_ms is not None:
+            blind = sum(1 for n in timings.activities if n == 0)
+            if blind:
+                extra["floor_ratio"] = "unknown"
+                return [f"--max-floor-ratio: the profiler recorded no device activity in {blind} of "
+                        f"{len(timings.activities)} timed call(s), so their kernel time is unknown and the gate "
+                        f"cannot judge it (an op that ran nothing on this device, or a profiler that records "
+                        f"nothing here); wall time {wall_ms:.4g} ms, {over(wall_ms):.3g}x the byte floor"]
+        if over(measured) > s.max_floor_ratio:
+            what = "wall time" if timings.kernel_ms is None else "kernel time"
+            return [f"{what} {measured:.4g} ms is {over(measured):.3g}x the byte floor {fl:.4g} ms ({fb.describe()} "
+                    f"at the copy bandwidth measured here, {bw / 1e9:.4g} GB/s), above --max-floor-ratio "
+                    f"{s.max_floor_ratio:g}: a slow path (wall time {wall_ms:.4g} ms, x{over(wall_ms):.3g})"]
+        return []
+
+    def collect(self, inv, result) -> Tuple[np.ndarray, str]:
+        try:
+            arr = inv.collect(result)
+            dtype = self.backend.dtype_name(arr)
+            return self.backend.to_numpy(arr), dtype
+        except (OpOutputError, TypeError) as e:
+            raise CaseFailed(f"the op's output is unusable: {e}") from None
+
+    def exc(self, e: BaseException) -> str:
+        text = f"{type(e).__name__}: {e}"
+        if self.s.verbose:
+            text += "\n" + "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        else:
+            tb = traceback.extract_tb(e.__traceback__)
+            if tb:
+                frame = tb[-1]
+                text += f" (at {os.path.basename(frame.filename)}:{frame.lineno}; -v for the traceback)"
+        return text
+
+
+__all__ = ["CaseResult", "CaseRunner", "CaseFailed", "relaunch_difference", "recorded_tolerance", "shape_text",
+           "RUNNER_KEYS", "POISON_FIRST", "POISON_AGAIN", "SENTINEL_BITS"]
