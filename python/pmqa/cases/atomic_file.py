@@ -14,6 +14,7 @@ The bytes go through os.write on a raw descriptor: nothing is buffered where a f
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import secrets
 from pathlib import Path
@@ -27,8 +28,9 @@ def temporary_name(path: Path) -> Path:
     return path.with_name(f"{path.name}.{os.getpid()}-{secrets.token_hex(6)}.partial")
 
 
-def _write_all(fd: int, part) -> None:
+def _write_all(fd: int, part, digest) -> None:
     view = memoryview(part).cast("B")
+    digest.update(view)
     while view:
         n = os.write(fd, view)
         view = view[n:]
@@ -48,8 +50,9 @@ def sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def write_atomically(path: Union[str, os.PathLike], parts: Iterable) -> None:
-    """Writes the concatenation of parts (bytes-like objects) to path, atomically (see the module)."""
+def write_atomically(path: Union[str, os.PathLike], parts: Iterable) -> str:
+    """Writes the concatenation of parts (bytes-like objects) to path, atomically (see the module).
+    Returns the SHA-256 (lowercase hex) of the bytes written."""
     path = Path(path)
     while True:
         tmp = temporary_name(path)
@@ -58,10 +61,11 @@ def write_atomically(path: Union[str, os.PathLike], parts: Iterable) -> None:
             break
         except FileExistsError:  # another writer drew the same 48 random bits: draw again
             continue
+    digest = hashlib.sha256()
     try:
         try:
             for part in parts:
-                _write_all(fd, part)
+                _write_all(fd, part, digest)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -73,6 +77,7 @@ def write_atomically(path: Union[str, os.PathLike], parts: Iterable) -> None:
             pass
         raise
     sync_folder(path.parent)
+    return digest.hexdigest()
 
 
 def describe_os_error(e: OSError) -> str:

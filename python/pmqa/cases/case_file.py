@@ -354,13 +354,13 @@ def _serialize_parts(cf: CaseFile, src: str):
     return [len(text).to_bytes(8, "little"), text] + blobs
 
 
-def write_case_file(path: Union[str, os.PathLike], cf: CaseFile) -> None:
+def write_case_file(path: Union[str, os.PathLike], cf: CaseFile) -> str:
     """Writes the case to ``path`` atomically (pmqa.cases.atomic_file: a unique temporary file, synced,
-    renamed into place)."""
+    renamed into place); returns the SHA-256 of the file written."""
     path = Path(path)
     parts = _serialize_parts(cf, str(path))
     try:
-        write_atomically(path, (_as_bytes(p) for p in parts))
+        return write_atomically(path, (_as_bytes(p) for p in parts))
     except OSError as e:
         raise CaseFileError(str(path), "file", f"cannot write: {describe_os_error(e)}", e.errno) from None
 

@@ -112,12 +112,13 @@ def serialize_logits_file(lf: LogitsFile, src: str = "<memory>") -> bytes:
     return len(text).to_bytes(8, "little") + text + a.tobytes()
 
 
-def write_logits_file(path: Union[str, os.PathLike], lf: LogitsFile) -> None:
-    """Writes atomically (pmqa.cases.atomic_file: a unique temporary file, synced, renamed into place)."""
+def write_logits_file(path: Union[str, os.PathLike], lf: LogitsFile) -> str:
+    """Writes atomically (pmqa.cases.atomic_file: a unique temporary file, synced, renamed into place);
+    returns the SHA-256 of the file written."""
     path = Path(path)
     data = serialize_logits_file(lf, str(path))
     try:
-        write_atomically(path, [data])
+        return write_atomically(path, [data])
     except OSError as e:
         raise CaseFileError(str(path), "file", f"cannot write: {describe_os_error(e)}", e.errno) from None
 
