@@ -486,6 +486,7 @@ class Item10StrictLogitsReaders(_Faults):
         yield "wrong content", meta(content="case")
         yield "extra tensor", build(header[:-1] + ',"q":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}')
         yield "short data", good[:-4]
+        yield "NUL after the object", build(header + " \x00")  # nlohmann stopped there (the fuzz found it)
 
     def test_both_readers_refuse_each_and_agree(self):
         self.assertTrue(TOOL, "PMQA_CASE_FILE_TOOL must name the built pmqa_case_file_tool")
