@@ -367,6 +367,29 @@ class Item07KillDashNine(_Faults):
         self.assertIn("not run", cases["b"][1])
 
 
+    def test_sigterm_ends_the_group_and_keeps_the_record(self):
+        junit = self.root / "run.xml"
+        proc = subprocess.Popen(self.argv("hangs_with_child", junit=junit), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, env=self.env())
+        pids_file = self.traces / "pids"
+        deadline = time.monotonic() + 60
+        while not pids_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        worker, child = (int(x) for x in pids_file.read_text().split())
+        proc.send_signal(signal.SIGTERM)
+        text = proc.communicate(timeout=60)[0].decode()
+        report(f"SIGTERM to pmqa-run: exit {proc.returncode}; worker alive {pid_alive(worker)}, child alive "
+               f"{pid_alive(child)}")
+        self.assertEqual(proc.returncode, 128 + signal.SIGTERM, text)
+        self.assertIn("stopping: pmqa-run was stopped by SIGTERM", text)
+        self.assertFalse(pid_alive(worker) or pid_alive(child))
+        record = json.loads((self.out / "pmqa-run.json").read_text())
+        self.assertEqual((record["complete"], record["stopped"]), (False, "pmqa-run was stopped by SIGTERM"))
+        suite, cases = junit_cases(junit)
+        self.assertIn("not run: the run stopped before this case: pmqa-run was stopped by SIGTERM", cases["b"][1])
+
+
 class Item08StartupTimeout(_Faults):
     """8. An op module that hangs at import: the start-up timeout names it, the JUnit lists the cases."""
 

@@ -73,13 +73,23 @@ exit status:
   0  every selected case ran and its output file was written (--skip-unsupported: cases outside
      the envelope are skipped, counted per limit, and do not count against the run)
   1  an op failed on some case: it raised, returned something other than [B*N, max_model_len]
-     float32/bfloat16 on the device, wrote outside its output rows (guard cells), or (--bench) gave
-     different valid cells on a relaunch. Guard and relaunch failures still write the file.
+     float32/bfloat16 on the device, wrote outside its output rows (guard cells) or into its inputs,
+     or (--bench) gave different valid cells on a relaunch. Guard and relaunch failures still write
+     the file.
   2  usage error, an op/metadata function that cannot be imported, no torch or no device, an
-     unreadable or invalid case file or envelope, no case files, or a case outside the envelope
-     (without --skip-unsupported)
+     unreadable or invalid case file or envelope, no case files, a case outside the envelope
+     (without --skip-unsupported), an --out in use by another pmqa-run, read-only or full, or a run
+     that stopped early (its cases not run are listed as errors in --junit)
+  128+N  stopped by signal N (SIGINT, SIGTERM, SIGHUP), after writing the record and --junit
   The worst status wins (2 over 1 over 0); every case is tried either way.
   A CI job gates on this status AND on `pmqa verify OUT_DIR`'s (0 pass, 1 mismatch, 2 invalid).
+
+the run record (OUT/pmqa-run.json) and a killed run:
+  The record lists every case with its outcome and result file's sha256, rewritten as each case
+  finishes; OUT/pmqa-run.lock keeps a second run out of the folder. A killed run leaves its finished
+  files whole, the record (complete: false) and --junit with the cases not reached as errors.
+  `pmqa verify OUT` calls files the latest run did not write stale; `pmqa-run --resume --out OUT`
+  finishes the run with its recorded settings, keeping finished cases whose files are unchanged.
 
 example:
   pmqa gen --suite quick --out cases/
