@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -132,5 +131,4 @@ def pid_alive(pid: int) -> bool:
         return False
 
 
-__all__ = [n for n in dir() if not n.startswith("_") and n not in ("ctypes", "os", "signal", "subprocess", "sys",
-                                                                   "time", "si")]
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("ctypes", "os", "subprocess", "sys", "time", "si")]

@@ -162,10 +162,10 @@ class CaseRunner:
             raise CaseFailed(f"building the {self.convention.name} arguments raised {self.exc(e)}") from None
         owns_output = getattr(self.convention, "owns_output", False)
         out_bytes = 4 * cf.rows * max(cf.max_model_len, 1)
+        before = snapshot(inv.inputs)  # before the poison: copying a strided device input may allocate
         if owns_output and s.bench:
             self.backend.poison_free_memory(out_bytes, POISON_FIRST)
         kernels = None
-        before = snapshot(inv.inputs)
         try:
             if s.expect_path:
                 returned, names = self.backend.profile(lambda: self.call(inv))

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import argparse
 import ast
-import errno
 import fnmatch
 import importlib
 import json
 import os
 import signal
 import stat
-import sys
 import threading
 import time
 from collections import Counter
@@ -24,21 +22,22 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
+from pmqa.cases.atomic_file import CANNOT_WRITE_HERE, describe_os_error
+from pmqa.cases.case_file import file_kind, first_control_character
+from pmqa.cases.logits_file import sha256_file
+
 from .backend import BackendError, make_backend
 from .case_run import CaseResult, CaseRunner, recorded_tolerance as _recorded_tolerance  # noqa: F401
+from .case_run import relaunch_difference  # noqa: F401 - part of the module's interface
+from .conventions import CONVENTIONS, RunOptions
 from .data import DataError
+from .envelope import Envelope, EnvelopeError, make_envelope, read_envelope_file
 from .floor import DEFAULT_FLOOR_MIN_MB, DEFAULT_MAX_FLOOR_RATIO
+from .junit import write_junit
 from .kernel_names import load_kernel_names
 from .record import OutputBusy, OutputLock, RecordedCase, RecordError, RunRecord, new_run_id
 from .text import clean_line, indented, say, say_error
 from .worker import STARTUP_TIMEOUT_S, InProcess, SetupError, WorkerPool
-from .case_run import relaunch_difference  # noqa: F401 - part of the module's interface
-from .conventions import CONVENTIONS, RunOptions
-from .envelope import Envelope, EnvelopeError, make_envelope, read_envelope_file
-from .junit import write_junit
-from pmqa.cases.atomic_file import CANNOT_WRITE_HERE, describe_os_error
-from pmqa.cases.case_file import file_kind, first_control_character
-from pmqa.cases.logits_file import sha256_file
 
 EXIT_OK = 0        # every selected case ran and its output file was written
 EXIT_OP_FAILED = 1  # an op raised, returned the wrong thing, wrote outside its rows, or was not repeatable
@@ -261,14 +260,15 @@ def find_case_files(paths: List[str]) -> List[Path]:
     return list(dict.fromkeys(files))
 
 
-def name_problem(name: str) -> Optional[str]:
-    """Why a file name cannot be run (it would reach reports, JUnit and the terminal), or None."""
+def name_problem(name: str, what: str = "its name") -> Optional[str]:
+    """Why a file name or path cannot be used (it would reach reports, JUnit, the terminal and the
+    run record, which other tools read as UTF-8 JSON), or None."""
     if first_control_character(name) is not None:
-        return "its name holds a control character"
+        return f"{what} holds a control character"
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
-        return "its name is not valid UTF-8"
+        return f"{what} is not valid UTF-8"
     return None
 
 
@@ -289,11 +289,6 @@ def case_header(path: Path) -> Tuple[Optional[str], str]:
         return name, suite if isinstance(suite, str) and first_control_character(suite) is None else ""
     except (OSError, ValueError, AttributeError, UnicodeDecodeError, RecursionError):
         return None, ""
-
-
-def case_name(path: Path) -> Optional[str]:
-    """The case's name from its header, None if unreadable."""
-    return case_header(path)[0]
 
 
 def _selected(name: str, stem: str, globs: List[str]) -> bool:
@@ -381,8 +376,12 @@ class Runner:
         parse_kwargs(args.op_kwarg, self.convention.reserved_kwargs, self.convention.name)
         # Every path absolute: what the op does to its working folder cannot move the runner's files.
         self.out_dir = Path(os.path.abspath(args.out))
-        if name_problem(str(self.out_dir)):
-            raise UsageError(f"--out {clean_line(args.out)}: {name_problem(str(self.out_dir))}")
+        paths = [("--out", args.out), *(("--cases", p) for p in args.cases), ("--junit", args.junit or ""),
+                 *(("--envelope", p) for p in args.envelope), *(("--kernel-names", p) for p in args.kernel_names)]
+        for option, path in paths:
+            problem = name_problem(os.path.abspath(path), "the path") if path else None
+            if problem:
+                raise UsageError(f"{option} {clean_line(path)}: {problem}")
         args.out = str(self.out_dir)
         args.junit = os.path.abspath(args.junit) if args.junit else None
         args.envelope = [os.path.abspath(p) for p in args.envelope]

@@ -32,6 +32,8 @@ from typing import Any, Dict, List, Optional
 
 from pmqa.cases.atomic_file import write_atomically
 
+from .text import clean_line
+
 RECORD_NAME = "pmqa-run.json"
 LOCK_NAME = "pmqa-run.lock"
 SCHEMA = "pmqa-run-record/1"
@@ -96,10 +98,13 @@ class RunRecord:
         return self.out_dir / RECORD_NAME
 
     def to_json(self) -> Dict[str, Any]:
-        return {"schema": SCHEMA, "run_id": self.run_id, "producer": self.producer, "op": self.op,
+        """The record as JSON values. Paths were refused unless printable UTF-8 (pmqa.run.cli), and
+        messages are clean; the op and producer strings are cleaned here, so the record is always
+        UTF-8 a strict reader (pmqa verify's) accepts."""
+        return {"schema": SCHEMA, "run_id": self.run_id, "producer": clean_line(self.producer), "op": clean_line(self.op),
                 "convention": self.convention, "started": self.started, "updated": self.updated,
                 "resumed": self.resumed, "complete": self.complete, "stopped": self.stopped,
-                "pid": os.getpid(), "host": socket.gethostname(), "settings": self.settings,
+                "pid": os.getpid(), "host": socket.gethostname(), "settings": _clean_values(self.settings),
                 "cases": [asdict(c) for c in self.cases]}
 
     def save(self) -> None:
@@ -134,6 +139,17 @@ class RunRecord:
         for c in self.cases:
             out[c.status] = out.get(c.status, 0) + 1
         return out
+
+
+def _clean_values(value: Any) -> Any:
+    """Strings anywhere in a JSON value made clean (identical for ordinary text)."""
+    if isinstance(value, str):
+        return clean_line(value)
+    if isinstance(value, list):
+        return [_clean_values(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clean_values(v) for k, v in value.items()}
+    return value
 
 
 class OutputLock:
