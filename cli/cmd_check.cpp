@@ -146,7 +146,7 @@ int run_check(const CheckOptions& o) {
       progress.step(sc.name + " [" + sub.name + "]");
       const std::string test_name = sc.name + " [" + sub.name + "]";
       if (sc.large && !sub.handles_large) {
-        results.push_back({o.suite, test_name, false, true, false, 0, "gigabyte case: fused path on a GPU only", "", {}});
+        results.push_back({o.suite, test_name, false, true, false, 0, "gigabyte case: fused path on a GPU only", "", {}, ""});
         row.push_back("skip");
         continue;
       }
@@ -160,7 +160,7 @@ int run_check(const CheckOptions& o) {
       try {
         judged = checks::judge_case(sub, *c, *oracle);
       } catch (const checks::CaseNotTaken& skip) {
-        results.push_back({o.suite, test_name, false, true, false, 0, skip.what(), "", {}});
+        results.push_back({o.suite, test_name, false, true, false, 0, skip.what(), "", {}, ""});
         row.push_back("skip");
         continue;
       }
@@ -171,7 +171,7 @@ int run_check(const CheckOptions& o) {
       results.push_back({o.suite, test_name, rep.passed(), false, false, seconds,
                          rep.passed() ? "" : std::to_string(rep.failing_cells()) + " failing cell(s), " +
                                                  std::to_string(rep.failing_regions()) + " region(s) (" + rep.broken() + ")",
-                         rep.to_text(), rep.to_json()});
+                         rep.to_text(), rep.to_json(), ""});
       // A subject that several kernels serve (the fused path) says which one ran.
       row.push_back((rep.passed() ? "ok " + format_g(rep.worst_bound_ratio) : "FAIL " + rep.broken()) +
                     (sub.names_kernel ? " (" + produced.kernel + ")" : std::string()));

@@ -10,6 +10,7 @@
 
 #include "command.hpp"
 #include "pmqa/model/tolerance.hpp"
+#include "printable.hpp"
 #include "progress.hpp"
 #include "results.hpp"
 #include "verify_case.hpp"
@@ -65,26 +66,34 @@ int run_verify(const VerifyArgs& a) {
   const VerifyOptions options = parse_options(a);
   if (a.files.empty())
     throw UsageError("verify: no input files (give case files, or directories holding *.safetensors files)");
-  const auto inputs = expand_verify_inputs(a.files);
+  const auto [inputs, notes] = expand_verify_inputs(a.files);
+  for (const auto& note : notes) std::printf("%s\n", printable(note).c_str());
 
   std::vector<Result> results;
-  int status = kExitPass, passed = 0, failed = 0, invalid = 0;
+  int status = kExitPass, passed = 0, failed = 0, invalid = 0, skipped = 0;
   Progress progress(inputs.size());
   for (const auto& in : inputs) {
-    progress.step(in.path.string());
+    progress.step(printable(in.path.string(), false));
     VerifyOptions file_options = options;
     if (!a.map.empty()) file_options.map = map_file_for(a.map, in.path, inputs.size());
-    const Verdict v = in.error.empty() ? verify_case_file(in.path, file_options) : invalid_input(in.path, in.error);
+    using Kind = VerifyInput::Kind;
+    const Verdict v = in.kind == Kind::judge    ? verify_case_file(in.path, file_options)
+                      : in.kind == Kind::failed ? recorded_failure(in.path, in.error, in.suite, in.name)
+                      : in.kind == Kind::skipped ? recorded_skip(in.path, in.error, in.suite, in.name)
+                                                 : invalid_input(in.path, in.error, in.suite, in.name);
     progress.clear();
-    std::printf("%s\n", v.line.c_str());
-    if (!v.report.empty()) std::printf("%s", v.report.c_str());
+    // Everything printed passes through printable(): no control character from a file reaches the
+    // terminal, and a NUL cannot cut a report short.
+    const std::string line = printable(v.line) + "\n" + printable(v.report);
+    std::fwrite(line.data(), 1, line.size(), stdout);
     std::fflush(stdout);
-    (v.status == kExitPass ? passed : v.status == kExitMismatch ? failed : invalid)++;
+    (v.result.skipped ? skipped : v.status == kExitPass ? passed : v.status == kExitMismatch ? failed : invalid)++;
     status = std::max(status, v.status);
     results.push_back(v.result);
   }
   progress.clear();
-  std::printf("pmqa verify: %zu file(s): %d passed, %d failed, %d invalid\n", inputs.size(), passed, failed, invalid);
+  std::printf("pmqa verify: %zu file(s): %d passed, %d failed, %d invalid%s\n", inputs.size(), passed, failed, invalid,
+              skipped ? (", " + std::to_string(skipped) + " skipped").c_str() : "");
   if (!a.junit.empty()) write_junit(a.junit, "pmqa verify", results);
   if (!a.json.empty()) write_json(a.json, "pmqa verify", results);
   return status;

@@ -1,71 +1,81 @@
 #include "results.hpp"
 
-#include <fstream>
-#include <map>
+#include <cstdio>
 #include <stdexcept>
+
+#include "pmqa/fixtures/atomic_file.hpp"
+#include "printable.hpp"
 
 namespace pmqa::cli {
 namespace {
 
-std::string xml_escape(const std::string& s) {
+// Printable (printable.hpp), then XML-escaped; in attributes newlines and tabs are escaped too.
+std::string xml(const std::string& s, bool attribute = true) {
   std::string out;
-  out.reserve(s.size());
-  for (char ch : s) {
+  for (char ch : printable(s, !attribute)) {
     switch (ch) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 forbids most control characters; keep tabs and newlines.
-        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') out += '?';
-        else out += ch;
+      default: out += ch;
     }
   }
   return out;
 }
 
-std::ofstream open_or_throw(const std::filesystem::path& path) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error("cannot write " + path.string());
-  return f;
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", s);
+  return buf;
+}
+
+void write_or_throw(const std::filesystem::path& path, const std::string& text) {
+  try {
+    write_file_atomically(path, text);
+  } catch (const std::system_error& e) {
+    throw std::runtime_error("cannot write " + printable(path.string(), false) + ": " + describe_write_error(e.code()));
+  }
 }
 
 }  // namespace
 
-void write_junit(const std::filesystem::path& path, const std::string& name, const std::vector<Result>& results) {
-  std::map<std::string, std::vector<const Result*>> suites;
-  for (const auto& r : results) suites[r.suite].push_back(&r);
-  auto f = open_or_throw(path);
-  f << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"" << xml_escape(name) << "\">\n";
-  for (const auto& [suite, list] : suites) {
-    int failures = 0, errors = 0, skipped = 0;
-    double seconds = 0;
-    for (const auto* r : list) {
-      failures += !r->passed && !r->skipped && !r->error;
-      errors += r->error;
-      skipped += r->skipped;
-      seconds += r->seconds;
-    }
-    f << "  <testsuite name=\"" << xml_escape(suite) << "\" tests=\"" << list.size() << "\" failures=\"" << failures
-      << "\" errors=\"" << errors << "\" skipped=\"" << skipped << "\" time=\"" << seconds << "\">\n";
-    for (const auto* r : list) {
-      f << "    <testcase classname=\"" << xml_escape(suite) << "\" name=\"" << xml_escape(r->name) << "\" time=\""
-        << r->seconds << "\"";
-      if (r->passed && !r->skipped) {
-        f << "/>\n";
-        continue;
-      }
-      f << ">\n";
-      if (r->skipped) f << "      <skipped message=\"" << xml_escape(r->message) << "\"/>\n";
-      else if (r->error) f << "      <error message=\"" << xml_escape(r->message) << "\">" << xml_escape(r->details) << "</error>\n";
-      else f << "      <failure message=\"" << xml_escape(r->message) << "\">" << xml_escape(r->details) << "</failure>\n";
-      f << "    </testcase>\n";
-    }
-    f << "  </testsuite>\n";
+std::string junit_text(const std::string& producer, const std::vector<Result>& results) {
+  int failures = 0, errors = 0, skipped = 0;
+  double seconds = 0;
+  for (const auto& r : results) {
+    failures += !r.passed && !r.skipped && !r.error;
+    errors += r.error;
+    skipped += r.skipped;
+    seconds += r.seconds;
   }
-  f << "</testsuites>\n";
+  const std::string counts = " tests=\"" + std::to_string(results.size()) + "\" failures=\"" + std::to_string(failures) +
+                             "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) +
+                             "\" time=\"" + seconds_text(seconds) + "\"";
+  std::string f = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  f += "<testsuites name=\"" + xml(producer) + "\"" + counts + ">\n";
+  f += "  <testsuite name=\"" + xml(producer) + "\"" + counts + ">\n";
+  for (const auto& r : results) {
+    f += "    <testcase classname=\"" + xml(r.suite.empty() ? "pmqa" : r.suite) + "\" name=\"" + xml(r.name) +
+         "\" time=\"" + seconds_text(r.seconds) + "\"";
+    if (!r.file.empty()) f += " file=\"" + xml(r.file) + "\"";
+    if (r.passed && !r.skipped) {
+      f += " />\n";
+      continue;
+    }
+    f += ">\n";
+    if (r.skipped) f += "      <skipped message=\"" + xml(r.message) + "\" />\n";
+    else if (r.error) f += "      <error message=\"" + xml(r.message) + "\">" + xml(r.details, false) + "</error>\n";
+    else f += "      <failure message=\"" + xml(r.message) + "\">" + xml(r.details, false) + "</failure>\n";
+    f += "    </testcase>\n";
+  }
+  f += "  </testsuite>\n</testsuites>\n";
+  return f;
+}
+
+void write_junit(const std::filesystem::path& path, const std::string& producer, const std::vector<Result>& results) {
+  write_or_throw(path, junit_text(producer, results));
 }
 
 void write_json(const std::filesystem::path& path, const std::string& command, const std::vector<Result>& results) {
@@ -80,9 +90,11 @@ void write_json(const std::filesystem::path& path, const std::string& command, c
     failed += !r.passed && !r.skipped && !r.error;
     list.push_back({{"suite", r.suite}, {"name", r.name}, {"passed", r.passed}, {"skipped", r.skipped},
                     {"error", r.error}, {"seconds", r.seconds}, {"message", r.message}, {"report", r.json}});
+    if (!r.file.empty()) list.back()["file"] = r.file;
   }
   j["summary"] = {{"passed", passed}, {"failed", failed}, {"errors", errors}, {"skipped", skipped}};
-  open_or_throw(path) << j.dump(2) << "\n";
+  // Invalid UTF-8 (a file name, a runner's metadata) is replaced, never a reason to lose the report.
+  write_or_throw(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace pmqa::cli

@@ -26,11 +26,12 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// JUnit groups results by folder: a CI run over several folders (one per kernel, say) reads as
-// one testsuite each.
-std::string suite_of(const fs::path& file) {
-  const fs::path parent = file.parent_path();
-  return parent.empty() ? "." : parent.string();
+// JUnit's classname: the case's suite (the one shape pmqa-run writes too), "pmqa" without one.
+std::string suite_of(const std::string& suite) { return suite.empty() ? "pmqa" : suite; }
+
+// JUnit's name: the case's, or the file's stem when there is no case to name it.
+std::string name_of(const std::string& name, const fs::path& file) {
+  return name.empty() ? file.stem().string() : name;
 }
 
 // One time the runner stored ("kernel_ms", "bench_ms" metadata) as "<ms> ms", or "" when absent. A
@@ -106,12 +107,33 @@ std::string shell_quote(const std::string& word) {
   return out + "'";
 }
 
-Verdict invalid_input(const fs::path& file, const std::string& message) {
+Verdict invalid_input(const fs::path& file, const std::string& message, const std::string& suite,
+                      const std::string& name) {
   Verdict v;
   v.status = kExitInvalid;
   v.line = "ERROR " + message;
-  v.result = {suite_of(file), file.filename().string(), false, false, true, 0, message, message,
-              {{"file", file.string()}, {"error", message}}};
+  v.result = {suite_of(suite), name_of(name, file), false, false, true, 0, message, message,
+              {{"file", file.string()}, {"error", message}}, file.string()};
+  return v;
+}
+
+Verdict recorded_failure(const fs::path& file, const std::string& message, const std::string& suite,
+                         const std::string& name) {
+  Verdict v;
+  v.status = kExitMismatch;
+  v.line = "FAIL " + message;
+  v.result = {suite_of(suite), name_of(name, file), false, false, false, 0, message, message,
+              {{"file", file.string()}, {"failure", message}}, file.string()};
+  return v;
+}
+
+Verdict recorded_skip(const fs::path& file, const std::string& message, const std::string& suite,
+                      const std::string& name) {
+  Verdict v;
+  v.status = kExitPass;
+  v.line = "SKIP " + name_of(name, file) + ": " + message + "  " + file.string();
+  v.result = {suite_of(suite), name_of(name, file), false, true, false, 0, message, message,
+              {{"file", file.string()}, {"skipped", message}}, file.string()};
   return v;
 }
 
@@ -143,13 +165,13 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
     for (const char* key : {"bench_ms", "kernel_ms", "floor_ratio", "floor_ratio_wall", "floor_basis", "floor_ms", "path",
                             "kernels"})
       if (const auto it = f.extra.find(key); it != f.extra.end()) j[key] = it->second;
-    v.result = {suite_of(file), file.filename().string(), ok, false, false, seconds_since(t0),
+    v.result = {suite_of(f.c.suite), name_of(f.c.name, file), ok, false, false, seconds_since(t0),
                 ok ? "worst error/bound " + format_g(rep.worst_bound_ratio)
                    : std::to_string(rep.failing_cells()) + " failing cell(s), " +
                          std::to_string(rep.failing_regions()) + " region(s) over their limit (" + rep.broken() +
                          ") under contract " + std::string(to_string(contract)) + ", tolerance " + tolerance.name +
                          ", NaN rule " + std::string(to_string(nan)),
-                ok ? rep.to_text() : v.report, std::move(j)};
+                ok ? rep.to_text() : v.report, std::move(j), file.string()};
     return v;
   } catch (const CaseFileError& e) {
     return invalid_input(file, e.what());

@@ -29,8 +29,18 @@ struct Verdict {
 
 Verdict verify_case_file(const std::filesystem::path& file, const VerifyOptions& options);
 
-// The verdict for an input that could not even be opened as a file (message: "<file>: <field>: <problem>").
-Verdict invalid_input(const std::filesystem::path& file, const std::string& message);
+// The verdict for an input that could not even be opened as a file (message: "<file>: <field>: <problem>"),
+// or that its folder's run record says is not the run's (stale, changed, missing, not run). suite and
+// name are JUnit's classname and name when known ("pmqa" and the file's stem otherwise).
+Verdict invalid_input(const std::filesystem::path& file, const std::string& message, const std::string& suite = "",
+                      const std::string& name = "");
+
+// A case the folder's run record says failed in pmqa-run without a result file (exit 1), and one
+// it says was unsupported (skipped, exit 0).
+Verdict recorded_failure(const std::filesystem::path& file, const std::string& message, const std::string& suite,
+                         const std::string& name);
+Verdict recorded_skip(const std::filesystem::path& file, const std::string& message, const std::string& suite,
+                      const std::string& name);
 
 // The argument as a POSIX shell word, so a printed reproduce command can be pasted as it is.
 std::string shell_quote(const std::string& word);

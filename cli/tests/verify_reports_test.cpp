@@ -48,9 +48,14 @@ TEST_F(VerifyReports, JUnitHasATestcasePerFileWithFailureAndError) {
   EXPECT_EQ(count(xml, "</testsuite>"), 1u) << xml;
   EXPECT_EQ(count(xml, "<testcase "), 3u) << xml;
   EXPECT_TRUE(std::regex_search(xml, std::regex("tests=\"3\" failures=\"1\" errors=\"1\""))) << xml;
-  EXPECT_TRUE(std::regex_search(xml, std::regex("name=\"b-fail.safetensors\"[^>]*>\\s*<failure message=\"1 failing cell")))
+  // One shape with pmqa-run's: classname the case's suite, name the case's name, the file beside it.
+  EXPECT_TRUE(std::regex_search(xml, std::regex("<testsuite name=\"pmqa verify\"")));
+  EXPECT_TRUE(std::regex_search(
+      xml, std::regex("classname=\"quick\" name=\"edge-lengths-1d\"[^>]*file=\"[^\"]*b-fail.safetensors\">\\s*<failure "
+                      "message=\"1 failing cell")))
       << xml;
-  EXPECT_TRUE(std::regex_search(xml, std::regex("name=\"c-invalid.safetensors\"[^>]*>\\s*<error message=\"[^\"]*tensor logits: missing")))
+  EXPECT_TRUE(std::regex_search(
+      xml, std::regex("classname=\"pmqa\" name=\"c-invalid\"[^>]*>\\s*<error message=\"[^\"]*tensor logits: missing")))
       << xml;
   EXPECT_NE(xml.find("row 15 (b=7, n=1, E_r=48) col 37"), std::string::npos) << "the report is the failure's text";
 }

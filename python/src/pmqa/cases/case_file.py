@@ -19,16 +19,20 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
+from .atomic_file import describe_os_error, write_atomically
 from .strict_json import duplicate_key_hook
 
 FORMAT_VERSION = "1"
 MAX_HEADER_BYTES = 16 << 20  # the largest JSON header the reader accepts
+# Metadata that names things in reports, JUnit and file names: no control characters.
+PRINTABLE_KEYS = ("name", "suite")
 MAX_JSON_DEPTH = 8
 MAX_JSON_VALUES = 65536
 INT32_MAX = 2**31 - 1
@@ -60,11 +64,12 @@ RESERVED_KEYS = frozenset({
 class CaseFileError(ValueError):
     """An unreadable, inconsistent or invalid case file (or a case that cannot be written)."""
 
-    def __init__(self, file: str, field: str, problem: str):
+    def __init__(self, file: str, field: str, problem: str, os_errno: Optional[int] = None):
         super().__init__(f"{file}: {field}: {problem}")
         self.file = file
         self.field = field
         self.problem = problem
+        self.os_errno = os_errno  # a write that the system refused: its errno (ENOSPC, EROFS, ...)
 
 
 @dataclass(eq=False)
@@ -171,6 +176,22 @@ def _quoted(text: str, max_chars: int = 64) -> str:
     return s
 
 
+def first_control_character(text: str) -> Optional[int]:
+    """Index of the first control character in text (C0, DEL or C1: what a terminal or an XML report
+    would act on or refuse), or None. Names may not hold one (NUL cut reports short; ESC drives the
+    terminal)."""
+    for i, ch in enumerate(text):
+        o = ord(ch)
+        if o < 0x20 or 0x7F <= o <= 0x9F:
+            return i
+    return None
+
+
+def _check_printable(text: str, src: str, fld: str) -> None:
+    if first_control_character(text) is not None:
+        raise CaseFileError(src, fld, f"{_quoted(text)} holds a control character (names must be printable)")
+
+
 def _key_text(key: str) -> str:
     ok = 0 < len(key) <= 64 and all(c.isascii() and (c.isalnum() or c in "_-.") for c in key)
     return key if ok else _quoted(key)
@@ -263,6 +284,8 @@ def _check_for_write(cf: CaseFile, src: str):
         if not isinstance(value, str):
             fail(name, f"is a {type(value).__name__}, expected a string")
         _check_encodable(value, src, name)
+        if name in PRINTABLE_KEYS:
+            _check_printable(value, src, name)
     for key, value in cf.extra.items():
         if not isinstance(key, str) or not isinstance(value, str):
             fail(f"extra key {key!r}", "keys and values must be strings")
@@ -331,22 +354,15 @@ def _serialize_parts(cf: CaseFile, src: str):
     return [len(text).to_bytes(8, "little"), text] + blobs
 
 
-def write_case_file(path: Union[str, os.PathLike], cf: CaseFile) -> None:
-    """Writes the case to ``path`` (through a temporary file renamed into place)."""
+def write_case_file(path: Union[str, os.PathLike], cf: CaseFile) -> str:
+    """Writes the case to ``path`` atomically (pmqa.cases.atomic_file: a unique temporary file, synced,
+    renamed into place); returns the SHA-256 of the file written."""
     path = Path(path)
     parts = _serialize_parts(cf, str(path))
-    tmp = path.with_name(path.name + ".partial")
     try:
-        with open(tmp, "wb") as f:
-            for p in parts:
-                f.write(_as_bytes(p))
-        os.replace(tmp, path)
+        return write_atomically(path, (_as_bytes(p) for p in parts))
     except OSError as e:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise CaseFileError(str(path), "file", f"cannot write: {e.strerror or e}") from None
+        raise CaseFileError(str(path), "file", f"cannot write: {describe_os_error(e)}", e.errno) from None
 
 
 # ============================================================================ reader
@@ -513,6 +529,11 @@ class _Reader:
             self.fail(f"__metadata__.{key}", "missing")
         return md.pop(key)
 
+    def printable(self, md: Dict[str, str], key: str) -> str:
+        text = self.take(md, key)
+        _check_printable(text, self.src, f"__metadata__.{key}")
+        return text
+
     def choice(self, md: Dict[str, str], key: str, options) -> str:
         text = self.take(md, key)
         if text not in options:
@@ -534,7 +555,7 @@ class _Reader:
         if version != FORMAT_VERSION:
             self.fail("__metadata__.format_version",
                       f"{_quoted(version)} is not supported; this reader reads version {_quoted(FORMAT_VERSION)}")
-        out: Dict[str, Any] = {"name": self.take(md, "name"), "suite": self.take(md, "suite"),
+        out: Dict[str, Any] = {"name": self.printable(md, "name"), "suite": self.printable(md, "suite"),
                                "producer": self.take(md, "producer"), "seed": self.number(md, "seed", UINT64_MAX),
                                "fp8_format": self.choice(md, "fp8_format", FP8_FORMATS),
                                "kv_layout": self.choice(md, "kv_layout", KV_LAYOUTS),
@@ -586,20 +607,52 @@ def parse_case_file(data, source_name: str = "<memory>", validate_case: bool = T
     return _parse(memoryview(data).cast("B"), source_name, copy=True, validate_case=validate_case)
 
 
-def read_case_file(path: Union[str, os.PathLike], validate_case: bool = True) -> CaseFile:
-    """Reads and checks a case file. The arrays are views of one writable buffer holding the file."""
-    src = str(path)
+def read_regular_file(path: Union[str, os.PathLike], src: str) -> bytearray:
+    """A file's bytes, refusing anything but a regular file before reading from it: a FIFO, socket or
+    device would block or never end (opened without blocking, checked with fstat)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            buf = bytearray(size)
-            got = f.readinto(buf)
-            if got != size or f.read(1):
-                raise CaseFileError(src, "file", f"changed while being read ({got} of {size} bytes)")
+        fd = os.open(path, flags)
     except IsADirectoryError:
         raise CaseFileError(src, "file", "is a directory") from None
     except OSError as e:
         raise CaseFileError(src, "file", f"cannot read: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CaseFileError(src, "file", f"is {file_kind(st.st_mode)}, not a regular file")
+        size = st.st_size
+        buf = bytearray(size)
+        view = memoryview(buf)
+        got = 0
+        while got < size:
+            n = os.readv(fd, [view[got:]])
+            if n == 0:
+                break
+            got += n
+        if got != size or os.read(fd, 1):
+            raise CaseFileError(src, "file", f"changed while being read ({got} of {size} bytes)")
+        return buf
+    except OSError as e:
+        raise CaseFileError(src, "file", f"cannot read: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words ("a FIFO", "a directory", ...)."""
+    for test, words in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                        (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return words
+    return "a regular file" if stat.S_ISREG(mode) else "a special file"
+
+
+def read_case_file(path: Union[str, os.PathLike], validate_case: bool = True) -> CaseFile:
+    """Reads and checks a case file. The arrays are views of one writable buffer holding the file."""
+    src = str(path)
+    buf = read_regular_file(path, src)
     return _parse(memoryview(buf), src, copy=False, validate_case=validate_case)
 
 

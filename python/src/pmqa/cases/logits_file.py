@@ -19,13 +19,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Union
 
 import numpy as np
 
-from .case_file import CONTRACTS, FORMAT_VERSION, MAX_HEADER_BYTES, CaseFileError
+from .atomic_file import describe_os_error, write_atomically
+from .case_file import (CONTRACTS, FORMAT_VERSION, INT32_MAX, MAX_HEADER_BYTES, CaseFileError, _check_encodable,
+                        _check_printable, _key_text, _quoted, _Reader, _type_name, first_control_character,
+                        read_regular_file)
 
 CONTENT = "logits-only"
 RESERVED_LOGITS_KEYS = frozenset({"format_version", "content", "name", "producer", "contract", "input_file",
@@ -54,27 +58,43 @@ class LogitsFile:
     extra: Dict[str, str] = field(default_factory=dict)
 
 
-def _check(lf: LogitsFile, src: str) -> np.ndarray:
-    def fail(fld, problem):
-        raise CaseFileError(src, fld, problem)
+def _fail(src: str, fld: str, problem: str):
+    raise CaseFileError(src, fld, problem)
 
+
+def _check(lf: LogitsFile, src: str) -> np.ndarray:
+    """The fields' rules, shared by the writer and the reader (the C++ reader applies the same)."""
     a = lf.logits
     if not isinstance(a, np.ndarray) or a.dtype.kind != "f" or a.dtype.itemsize != 4 or a.ndim != 2:
-        fail("logits", "expected a float32 [B*N, max_model_len] array")
+        _fail(src, "logits", "expected a float32 [B*N, max_model_len] array")
+    for key in ("batch", "next_n", "max_model_len"):
+        v = getattr(lf, key)
+        low = 1 if key == "next_n" else 0
+        if not isinstance(v, int) or isinstance(v, bool) or not low <= v <= INT32_MAX:
+            _fail(src, f"__metadata__.{key}", f"{v!r} is outside [{low}, {INT32_MAX}]")
     if tuple(a.shape) != (lf.batch * lf.next_n, lf.max_model_len):
-        fail("logits", f"shape {list(a.shape)} disagrees with B*N = {lf.batch * lf.next_n}, max_model_len = "
-                       f"{lf.max_model_len}")
+        _fail(src, "logits", f"shape {list(a.shape)} disagrees with B*N = {lf.batch * lf.next_n}, max_model_len = "
+                             f"{lf.max_model_len}")
+    for key in ("name", "producer", "input_file", "input_sha256", "contract"):
+        v = getattr(lf, key)
+        if not isinstance(v, str):
+            _fail(src, f"__metadata__.{key}", f"is a {type(v).__name__}, expected a string")
+        _check_encodable(v, src, f"__metadata__.{key}")
+    _check_printable(lf.name, src, "__metadata__.name")
     if lf.contract not in CONTRACTS:
-        fail("contract", f"{lf.contract!r} is not one of {' or '.join(CONTRACTS)}")
+        _fail(src, "__metadata__.contract", f"{_quoted(lf.contract)} is not one of {' or '.join(CONTRACTS)}")
     if len(lf.input_sha256) != 64 or any(c not in "0123456789abcdef" for c in lf.input_sha256):
-        fail("input_sha256", "expected 64 lowercase hex digits")
-    if not lf.input_file or "/" in lf.input_file or "\\" in lf.input_file:
-        fail("input_file", f"{lf.input_file!r} must be a file name (no folder)")
+        _fail(src, "__metadata__.input_sha256", "expected 64 lowercase hex digits")
+    f = lf.input_file
+    if (not f or f in (".", "..") or "/" in f or "\\" in f or first_control_character(f) is not None):
+        _fail(src, "__metadata__.input_file", f"{_quoted(f)} must be a file name (no folder, no control character)")
     for k, v in lf.extra.items():
         if not isinstance(k, str) or not isinstance(v, str):
-            fail(f"extra key {k!r}", "keys and values must be strings")
+            _fail(src, f"extra key {k!r}", "keys and values must be strings")
         if k in RESERVED_LOGITS_KEYS:
-            fail(f"extra key {k}", "is reserved for the format's own metadata")
+            _fail(src, f"extra key {k}", "is reserved for the format's own metadata")
+        _check_encodable(k, src, f"extra key {_quoted(k)}")
+        _check_encodable(v, src, f"extra key {_quoted(k)}")
     return np.ascontiguousarray(a, dtype="<f4")
 
 
@@ -92,78 +112,93 @@ def serialize_logits_file(lf: LogitsFile, src: str = "<memory>") -> bytes:
     return len(text).to_bytes(8, "little") + text + a.tobytes()
 
 
-def write_logits_file(path: Union[str, os.PathLike], lf: LogitsFile) -> None:
-    """Writes through a temporary file renamed into place."""
+def write_logits_file(path: Union[str, os.PathLike], lf: LogitsFile) -> str:
+    """Writes atomically (pmqa.cases.atomic_file: a unique temporary file, synced, renamed into place);
+    returns the SHA-256 of the file written."""
     path = Path(path)
     data = serialize_logits_file(lf, str(path))
-    tmp = path.with_name(path.name + ".partial")
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        return write_atomically(path, [data])
     except OSError as e:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise CaseFileError(str(path), "file", f"cannot write: {e.strerror or e}") from None
+        raise CaseFileError(str(path), "file", f"cannot write: {describe_os_error(e)}", e.errno) from None
 
 
 def is_logits_file(path: Union[str, os.PathLike]) -> bool:
-    """True when the file's metadata says content "logits-only" (reads the header only)."""
+    """True when the file's metadata says content "logits-only" (reads the header only; False for
+    anything unreadable or not a regular file, which the case-file reader then reports)."""
     try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return False
         with open(path, "rb") as f:
             n = int.from_bytes(f.read(8), "little")
             if n < 2 or n > MAX_HEADER_BYTES:
                 return False
             meta = json.loads(f.read(n).decode("utf-8")).get("__metadata__", {})
-    except (OSError, ValueError, AttributeError, UnicodeDecodeError):
+    except (OSError, ValueError, AttributeError, UnicodeDecodeError, RecursionError):
         return False
     return isinstance(meta, dict) and meta.get("content") == CONTENT
 
 
 def read_logits_file(path: Union[str, os.PathLike]) -> LogitsFile:
+    """Reads and checks a logits-only file; every problem is a CaseFileError naming the field."""
     src = str(path)
+    return parse_logits_file(read_regular_file(path, src), src)
 
-    def fail(fld, problem):
-        raise CaseFileError(src, fld, problem)
 
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise CaseFileError(src, "file", f"cannot read: {e.strerror or e}") from None
-    if len(data) < 8:
-        fail("header length", "the file is too short for the 8-byte header length")
+def parse_logits_file(data, src: str = "<memory>") -> LogitsFile:
+    """Parses a logits-only file's bytes, as strictly as the case-file reader: the same JSON rules
+    (no duplicate key, no NaN constant, no lone surrogate, bounded depth), canonical ASCII decimals,
+    integer shapes and offsets, a printable name, a plain input file name."""
+    data = memoryview(data).cast("B")
+    size = len(data)
+    if size < 8:
+        _fail(src, "header length", f"the file is {size} bytes, too short for the 8-byte header length")
     n = int.from_bytes(data[:8], "little")
-    if n < 2 or n > min(MAX_HEADER_BYTES, len(data) - 8):
-        fail("header length", f"{n} bytes does not fit the file")
-    try:
-        root = json.loads(data[8:8 + n].decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        fail("header", f"is not valid JSON: {e}")
-    if not isinstance(root, dict) or set(root) != {"__metadata__", "logits"}:
-        fail("header", "a logits-only file holds exactly the tensor logits and __metadata__")
+    if n > size - 8:
+        _fail(src, "header length", f"{n} bytes is larger than the {size - 8} bytes that follow the length field")
+    if n > MAX_HEADER_BYTES:
+        _fail(src, "header length", f"{n} bytes is over the limit of {MAX_HEADER_BYTES} bytes")
+    if n < 2:
+        _fail(src, "header length", f"{n} bytes cannot hold a JSON object")
+    r = _Reader(src, size - 8 - n)
+    root = r.parse_header(bytes(data[8:8 + n]))
+    if set(root) != {"__metadata__", "logits"}:
+        extra = sorted(set(root) - {"__metadata__", "logits"})
+        _fail(src, f"tensor {_quoted(extra[0])}" if extra else "header",
+              "a logits-only file holds exactly the tensor logits and __metadata__")
     meta = root["__metadata__"]
-    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
-        fail("__metadata__", "expected an object of string values")
+    if not isinstance(meta, dict):
+        _fail(src, "__metadata__", f"is a {_type_name(meta)}, expected an object of string values")
+    for key, value in meta.items():
+        if not isinstance(value, str):
+            _fail(src, f"__metadata__.{_key_text(key)}", f"value is a {_type_name(value)}, expected a string")
     md = dict(meta)
-    for key in RESERVED_LOGITS_KEYS:
+    for key in sorted(RESERVED_LOGITS_KEYS):
         if key not in md:
-            fail(f"__metadata__.{key}", "missing")
-    if md.pop("format_version") != FORMAT_VERSION or md.pop("content") != CONTENT:
-        fail("__metadata__", f"not a logits-only file of format version {FORMAT_VERSION}")
-    nums = {}
-    for key in ("batch", "next_n", "max_model_len"):
-        text = md.pop(key)
-        if not text.isdigit() or (len(text) > 1 and text[0] == "0"):
-            fail(f"__metadata__.{key}", f"{text!r} is not a non-negative decimal integer")
-        nums[key] = int(text)
+            _fail(src, f"__metadata__.{key}", "missing")
+    if md.pop("content") != CONTENT:
+        _fail(src, "__metadata__.content", f'is not "{CONTENT}"')
+    version = md.pop("format_version")
+    if version != FORMAT_VERSION:
+        _fail(src, "__metadata__.format_version", f"{_quoted(version)} is not supported")
+    nums = {key: r.number(md, key, INT32_MAX) for key in ("batch", "next_n", "max_model_len")}
+    if nums["next_n"] < 1:
+        _fail(src, "__metadata__.next_n", '"0" is not allowed: must be at least 1')
     t = root["logits"]
-    if not isinstance(t, dict) or t.get("dtype") != "F32" or set(t) != {"dtype", "shape", "data_offsets"}:
-        fail("tensor logits", "expected {dtype: F32, shape, data_offsets}")
     rows, cols = nums["batch"] * nums["next_n"], nums["max_model_len"]
-    if t["shape"] != [rows, cols] or t["data_offsets"] != [0, 4 * rows * cols] or len(data) - 8 - n != 4 * rows * cols:
-        fail("tensor logits", f"expected shape [{rows}, {cols}] filling the data section")
+    want = f"expected {{dtype F32, shape [{rows}, {cols}], data_offsets [0, {4 * rows * cols}]}}"
+    if not isinstance(t, dict) or set(t) != {"dtype", "shape", "data_offsets"} or t["dtype"] != "F32":
+        _fail(src, "tensor logits", want)
+    for key in ("shape", "data_offsets"):
+        if not isinstance(t[key], list) or len(t[key]) != 2:
+            _fail(src, f"tensor logits.{key}", want)
+    shape = [r.non_negative(f"tensor logits.shape[{i}]", d) for i, d in enumerate(t["shape"])]
+    offsets = [r.non_negative(f"tensor logits.data_offsets[{i}]", d) for i, d in enumerate(t["data_offsets"])]
+    if shape != [rows, cols] or offsets != [0, 4 * rows * cols]:
+        _fail(src, "tensor logits", want)
+    if size - 8 - n != 4 * rows * cols:
+        _fail(src, "data section", f"is {size - 8 - n} bytes, the logits need {4 * rows * cols}")
     logits = np.frombuffer(data, dtype="<f4", count=rows * cols, offset=8 + n).reshape(rows, cols).copy()
     lf = LogitsFile(logits=logits, name=md.pop("name"), input_file=md.pop("input_file"),
                     input_sha256=md.pop("input_sha256"), contract=md.pop("contract"), producer=md.pop("producer"),

@@ -7,6 +7,7 @@ temporary file and renamed into place, before run() returns.
 
 from __future__ import annotations
 
+import errno
 import inspect
 import os
 import statistics
@@ -20,20 +21,23 @@ import numpy as np
 
 from pmqa.cases import CaseFile, CaseFileError, LogitsFile, read_case_file, sha256_file, write_case_file
 from pmqa.cases import write_logits_file
+from pmqa.cases.atomic_file import CANNOT_WRITE_HERE
 from pmqa.cases.logits_file import RESERVED_LOGITS_KEYS
 
 from .backend import SENTINEL_BITS
 from .conventions import OpOutputError
 from .envelope import traits_of
 from .floor import floor_bytes, floor_ms
+from .inputs_check import changed_inputs, snapshot
 from .kernel_names import classify, judge
+from .text import clean
 
 # Metadata this runner (re)writes: stale values from the input file are dropped.
 RUNNER_KEYS = ("bench_ms", "bench_min_ms", "bench_iters", "bench_warmup", "bench_flush_bytes", "kernel_ms",
                "kernel_min_ms", "kernel_activities", "kernel_timing", "floor_ratio_wall", "floor_basis", "tolerance",
                "convention", "device", "runner", "logits_from", "logits_dtype", "out_row_stride", "num_sms",
                "context_lens_passed", "relaunches", "op_kwargs", "nan", "platform", "envelope", "kernels", "path",
-               "floor_bytes", "floor_ms", "floor_ratio", "copy_gbps", "floor_gate")
+               "floor_bytes", "floor_ms", "floor_ratio", "copy_gbps", "floor_gate", "run_id")
 
 # Two patterns the runner leaves in free memory before the first launch and the relaunch: cells of
 # an op-owned output still holding them were never written by the op.
@@ -58,6 +62,10 @@ class CaseResult:
     kernels: str = ""           # --expect-path: the kernels, named with what they mean
     seconds: float = 0.0
     restart: bool = False       # the worker that ran it must not run another (a device error)
+    suite: str = ""             # the case file's suite (JUnit's classname)
+    written: bool = False       # out_path was written (ok, and failures that keep the file: guards, relaunch)
+    sha256: str = ""            # of the file written
+    stop: str = ""              # why the run cannot go on (--out takes no more writes); "" to go on
 
 
 class CaseFailed(Exception):
@@ -144,9 +152,9 @@ class CaseRunner:
             try:
                 cf = read_case_file(path)
             except CaseFileError as e:
-                return CaseResult(str(path), path.stem, "invalid", str(e), seconds=time.monotonic() - t0)
+                return CaseResult(str(path), path.stem, "invalid", clean(str(e)), seconds=time.monotonic() - t0)
         name = cf.name or path.stem
-        result = CaseResult(str(path), name, "ok", shape=shape_text(cf))
+        result = CaseResult(str(path), name, "ok", shape=shape_text(cf), suite=cf.suite)
         traits = traits_of(cf, self.convention.chunk_q(cf, self.options), self.backend.arch())
         refusal = self.envelope.refusal(traits)
         if refusal is not None:
@@ -155,7 +163,7 @@ class CaseRunner:
             try:
                 self._run_case(cf, path, result)
             except CaseFailed as e:
-                result.status, result.message = "failed", str(e)
+                result.status, result.message = "failed", clean(str(e))
         result.seconds = time.monotonic() - t0
         return result
 
@@ -169,6 +177,7 @@ class CaseRunner:
             inv.kwargs.setdefault("fp8_format", cf.fp8_format)  # q is uint8 codes here: say how they decode
         owns_output = getattr(self.convention, "owns_output", False)
         out_bytes = 4 * cf.rows * max(cf.max_model_len, 1)
+        before = snapshot(inv.inputs)  # before the poison: copying a strided device input may allocate
         if owns_output and s.bench:
             self.backend.poison_free_memory(out_bytes, POISON_FIRST)
         kernels = None
@@ -180,6 +189,9 @@ class CaseRunner:
                 returned = self.call(inv)
         except Exception as e:  # noqa: BLE001
             raise CaseFailed(f"the op raised {self.exc(e)}") from None
+        changed = changed_inputs(before, inv.inputs)
+        if changed:
+            raise CaseFailed(changed)
         logits, dtype = self.collect(inv, returned)
         problems: List[str] = []
         if kernels is not None:
@@ -214,6 +226,9 @@ class CaseRunner:
                     again_result = self.call(inv)
             except Exception as e:  # noqa: BLE001
                 raise CaseFailed(f"the op raised on a relaunch (--bench) {self.exc(e)}") from None
+            changed = changed_inputs(before, inv.inputs)
+            if changed:
+                raise CaseFailed(changed + " (on a relaunch, --bench)")
             again, _ = self.collect(inv, again_result)
             diff = relaunch_difference(logits, again, cf, contract)
             if diff:
@@ -236,6 +251,8 @@ class CaseRunner:
             result.kernels = kernels.describe()
         nan_rule = s.nan or self.convention.nan_for_path(kernels.path if kernels else None)
         tolerance = s.tolerance or recorded_tolerance(self.convention.tolerance, dtype)
+        if getattr(s, "run_id", None):
+            extra["run_id"] = s.run_id
         extra.update({"convention": self.convention.name, "device": self.backend.describe(), "runner": "pmqa-run",
                       "tolerance": tolerance, "logits_dtype": dtype, "nan": nan_rule,
                       "platform": self.envelope.platform,
@@ -247,15 +264,19 @@ class CaseRunner:
         out_path = self.out_dir / path.name
         try:
             if s.logits_only:
-                write_logits_file(out_path, LogitsFile(
+                result.sha256 = write_logits_file(out_path, LogitsFile(
                     logits=logits, name=cf.name or path.stem, input_file=path.name, input_sha256=sha256_file(path),
                     batch=cf.batch, next_n=cf.next_n, max_model_len=cf.max_model_len, contract=contract,
                     producer=producer, extra={k: v for k, v in extra.items() if k not in RESERVED_LOGITS_KEYS}))
             else:
-                write_case_file(out_path, replace(cf, logits=logits, producer=producer, contract=contract, extra=extra))
-        except (CaseFileError, OSError) as e:
-            raise CaseFailed(f"cannot write {out_path}: {e}") from None
+                result.sha256 = write_case_file(out_path, replace(cf, logits=logits, producer=producer,
+                                                                  contract=contract, extra=extra))
+        except CaseFileError as e:
+            why = e.problem[len("cannot write: "):] if e.problem.startswith("cannot write: ") else e.problem
+            result.stop = self.write_refused(e.os_errno, why)
+            raise CaseFailed(f"cannot write {out_path}: {why}" + (f" ({result.stop})" if result.stop else "")) from None
         result.out_path = str(out_path)
+        result.written = True
         result.bench_ms = extra.get("bench_ms", "")
         result.kernel_ms = extra.get("kernel_ms", "")
         result.floor_ratio = extra.get("floor_ratio", "")
@@ -264,6 +285,14 @@ class CaseRunner:
             raise CaseFailed("; ".join(problems) + f" (file written: {out_path})")
 
     # ---- pieces
+    def write_refused(self, err: Optional[int], problem: str) -> str:
+        """Why the run cannot go on after a refused write ("" when the fault is the file's, not the folder's)."""
+        if err in CANNOT_WRITE_HERE:
+            return f"--out {self.out_dir} takes no more writes: {problem}"
+        if err == errno.ENOENT and not self.out_dir.is_dir():
+            return f"--out {self.out_dir} is gone (removed during the run?)"
+        return ""
+
     def call(self, inv) -> Any:
         self.heartbeat()
         result = self.op(*inv.args, **inv.kwargs)
@@ -327,7 +356,14 @@ class CaseRunner:
             raise CaseFailed(f"the op's output is unusable: {e}") from None
 
     def exc(self, e: BaseException) -> str:
-        text = f"{type(e).__name__}: {e}"
+        """An exception the op raised, in words safe to print and to store (pmqa.run.text.clean)."""
+        return clean(self._exc(e))
+
+    def _exc(self, e: BaseException) -> str:
+        try:
+            text = f"{type(e).__name__}: {e}"
+        except Exception as inner:  # noqa: BLE001 - an exception whose str() raises is still reported
+            text = f"{type(e).__name__} (its message could not be read: {type(inner).__name__})"
         if self.s.verbose:
             text += "\n" + "".join(traceback.format_exception(type(e), e, e.__traceback__))
         else:

@@ -13,22 +13,32 @@ import ast
 import fnmatch
 import importlib
 import json
-import sys
+import os
+import signal
+import stat
+import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
+from pmqa.cases.atomic_file import CANNOT_WRITE_HERE, describe_os_error
+from pmqa.cases.case_file import file_kind, first_control_character
+from pmqa.cases.logits_file import sha256_file
+
 from .backend import BackendError, make_backend
 from .case_run import CaseResult, CaseRunner, recorded_tolerance as _recorded_tolerance  # noqa: F401
-from .._data import DataError
-from .floor import DEFAULT_FLOOR_MIN_MB, DEFAULT_MAX_FLOOR_RATIO
-from .kernel_names import load_kernel_names
-from .worker import InProcess, SetupError, WorkerPool
 from .case_run import relaunch_difference  # noqa: F401 - part of the module's interface
 from .conventions import CONVENTIONS, RunOptions
+from .._data import DataError
 from .envelope import Envelope, EnvelopeError, make_envelope, read_envelope_file
+from .floor import DEFAULT_FLOOR_MIN_MB, DEFAULT_MAX_FLOOR_RATIO
 from .junit import write_junit
+from .kernel_names import load_kernel_names
+from .record import OutputBusy, OutputLock, RecordedCase, RecordError, RunRecord, new_run_id
+from .text import clean_line, indented, say, say_error
+from .worker import STARTUP_TIMEOUT_S, InProcess, SetupError, WorkerPool
 
 EXIT_OK = 0        # every selected case ran and its output file was written
 EXIT_OP_FAILED = 1  # an op raised, returned the wrong thing, wrote outside its rows, or was not repeatable
@@ -63,13 +73,23 @@ exit status:
   0  every selected case ran and its output file was written (--skip-unsupported: cases outside
      the envelope are skipped, counted per limit, and do not count against the run)
   1  an op failed on some case: it raised, returned something other than [B*N, max_model_len]
-     float32/bfloat16 on the device, wrote outside its output rows (guard cells), or (--bench) gave
-     different valid cells on a relaunch. Guard and relaunch failures still write the file.
+     float32/bfloat16 on the device, wrote outside its output rows (guard cells) or into its inputs,
+     or (--bench) gave different valid cells on a relaunch. Guard and relaunch failures still write
+     the file.
   2  usage error, an op/metadata function that cannot be imported, no torch or no device, an
-     unreadable or invalid case file or envelope, no case files, or a case outside the envelope
-     (without --skip-unsupported)
+     unreadable or invalid case file or envelope, no case files, a case outside the envelope
+     (without --skip-unsupported), an --out in use by another pmqa-run, read-only or full, or a run
+     that stopped early (its cases not run are listed as errors in --junit)
+  128+N  stopped by signal N (SIGINT, SIGTERM, SIGHUP), after writing the record and --junit
   The worst status wins (2 over 1 over 0); every case is tried either way.
   A CI job gates on this status AND on `pmqa verify OUT_DIR`'s (0 pass, 1 mismatch, 2 invalid).
+
+the run record (OUT/pmqa-run.json) and a killed run:
+  The record lists every case with its outcome and result file's sha256, rewritten as each case
+  finishes; OUT/pmqa-run.lock keeps a second run out of the folder. A killed run leaves its finished
+  files whole, the record (complete: false) and --junit with the cases not reached as errors.
+  `pmqa verify OUT` calls files the latest run did not write stale; `pmqa-run --resume --out OUT`
+  finishes the run with its recorded settings, keeping finished cases whose files are unchanged.
 
 example:
   pmqa gen --suite quick --out cases/
@@ -90,10 +110,15 @@ def _parser() -> argparse.ArgumentParser:
                     "pmqa case files and store its logits for `pmqa verify`.")
     p.add_argument("--op", metavar="MODULE:FUNCTION",
                    help="the op to run, e.g. aiter.ops.triton.attention.pa_mqa_logits:deepgemm_fp8_paged_mqa_logits")
-    p.add_argument("--convention", required=True, choices=sorted(CONVENTIONS), help="how the op is called")
+    p.add_argument("--convention", choices=sorted(CONVENTIONS), help="how the op is called (required)")
     p.add_argument("--cases", nargs="+", metavar="PATH",
                    help="case files (*.safetensors, e.g. from `pmqa gen`) or directories of them")
-    p.add_argument("--out", metavar="DIR", help="where the output case files go (same file names)")
+    p.add_argument("--out", metavar="DIR",
+                   help="where the output case files go (same file names), with the run record pmqa-run.json; one "
+                        "pmqa-run at a time per folder (a second is refused)")
+    p.add_argument("--resume", action="store_true",
+                   help="finish the interrupted run recorded in --out DIR (pmqa-run.json): its settings, its cases; "
+                        "finished cases whose files still match the record are kept, the rest run")
     p.add_argument("--case", action="append", default=[], metavar="GLOB",
                    help="run only cases whose name matches (repeatable)")
     p.add_argument("--skip-unsupported", action="store_true",
@@ -163,6 +188,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout-s", type=float, default=600.0, metavar="S",
                    help="the longest an op call may take (a hang): the worker is killed, the case fails and a fresh "
                         "worker takes the next one (default 600; 0: no timeout)")
+    p.add_argument("--startup-timeout-s", type=float, default=STARTUP_TIMEOUT_S, metavar="S",
+                   help=f"the longest a worker may take to start (import torch and the op, set up the device); "
+                        f"then the run stops, its cases listed as not run (default {STARTUP_TIMEOUT_S:g}; 0: none)")
     p.add_argument("--in-process", action="store_true",
                    help="run the cases in this process, not in a worker: no timeout, and a crash ends the run")
     p.add_argument("-v", "--verbose", action="store_true", help="print the traceback when an op raises")
@@ -207,18 +235,28 @@ def parse_kwargs(items: List[str], reserved: Tuple[str, ...], convention: str) -
 
 
 def find_case_files(paths: List[str]) -> List[Path]:
+    """The case files named (absolute paths): files as given, *.safetensors entries of folders. An entry
+    that is not a regular file (a FIFO, a dangling link) is kept, so the run reports it instead of
+    skipping it or hanging on it."""
     files: List[Path] = []
     for p in paths:
-        path = Path(p)
-        if path.is_dir():
-            found = sorted(x for x in path.iterdir() if x.name.endswith(".safetensors") and x.is_file())
+        path = Path(os.path.abspath(p))
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            raise UsageError(f"--cases {p}: no such file or directory") from None
+        if stat.S_ISDIR(mode):
+            try:
+                found = sorted(x for x in path.iterdir() if x.name.endswith(".safetensors"))
+            except OSError as e:
+                raise UsageError(f"--cases {p}: cannot list the directory: {e.strerror or e}") from None
             if not found:
                 raise UsageError(f"--cases {p}: the directory holds no *.safetensors files")
             files.extend(found)
-        elif path.is_file():
+        elif stat.S_ISREG(mode):
             files.append(path)
         else:
-            raise UsageError(f"--cases {p}: no such file or directory")
+            raise UsageError(f"--cases {p}: is {file_kind(mode)}, not a case file or a directory of them")
     names: Dict[str, Path] = {}
     for f in files:
         if f.name in names and names[f.name].resolve() != f.resolve():
@@ -227,20 +265,56 @@ def find_case_files(paths: List[str]) -> List[Path]:
     return list(dict.fromkeys(files))
 
 
+def name_problem(name: str, what: str = "its name") -> Optional[str]:
+    """Why a file name or path cannot be used (it would reach reports, JUnit, the terminal and the
+    run record, which other tools read as UTF-8 JSON), or None."""
+    if first_control_character(name) is not None:
+        return f"{what} holds a control character"
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{what} is not valid UTF-8"
+    return None
+
+
+def case_header(path: Path) -> Tuple[Optional[str], str]:
+    """The case's name and suite from its header (the file is not read whole here); (None, "") when
+    unreadable or not a regular file (never opened then: a FIFO would block)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None, ""
+        with open(path, "rb") as f:
+            n = int.from_bytes(f.read(8), "little")
+            if n < 2 or n > (16 << 20):
+                return None, ""
+            meta = json.loads(f.read(n).decode("utf-8")).get("__metadata__", {})
+        name, suite = meta.get("name"), meta.get("suite", "")
+        if not isinstance(name, str) or first_control_character(name) is not None:
+            return None, ""
+        return name, suite if isinstance(suite, str) and first_control_character(suite) is None else ""
+    except (OSError, ValueError, AttributeError, UnicodeDecodeError, RecursionError):
+        return None, ""
+
+
 def _selected(name: str, stem: str, globs: List[str]) -> bool:
     """--case GLOB matches the case's name or its file name without .safetensors."""
     return not globs or any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(stem, g) for g in globs)
 
 
-def build_case_runner(args: argparse.Namespace, heartbeat: Callable[[], None] = lambda: None) -> CaseRunner:
+def build_case_runner(args: argparse.Namespace, heartbeat: Callable[[], None] = lambda: None,
+                      stage: Callable[[str], None] = lambda text: None) -> CaseRunner:
     """Everything that touches the device: the backend, the op, its envelope (a worker process, or
-    pmqa-run itself with --in-process). A usage error is a SetupError."""
+    pmqa-run itself with --in-process). A usage error is a SetupError. stage(text) says what it is
+    doing (a worker's start-up timeout names it)."""
     try:
         convention = CONVENTIONS[args.convention]
         kwargs = parse_kwargs(args.op_kwarg, convention.reserved_kwargs, convention.name)
+        stage(f"setting up the {args.backend} backend (importing it, finding the device)")
         backend = make_backend(args.backend, args.device, args.num_sms)
         envelope = load_envelope(convention.name, args.platform, args.envelope, backend)
+        stage(f"importing the op's module ({args.op.split(':')[0]})")
         op, module = load_callable(args.op, "--op")
+        stage("setting up the op's metadata function and kernel names")
         metadata_fn = None
         if args.metadata_fn:
             if convention.name not in ("deepgemm", "vllm-rocm"):
@@ -260,24 +334,37 @@ def build_case_runner(args: argparse.Namespace, heartbeat: Callable[[], None] = 
     return CaseRunner(args, convention, envelope, backend, op, options, names, heartbeat)
 
 
-def case_name(path: Path) -> Optional[str]:
-    """The case's name from its header (the file is not read whole here), None if unreadable."""
-    try:
-        with open(path, "rb") as f:
-            n = int.from_bytes(f.read(8), "little")
-            if n < 2 or n > (16 << 20):
-                return None
-            meta = json.loads(f.read(n).decode("utf-8")).get("__metadata__", {})
-        name = meta.get("name")
-        return name if isinstance(name, str) else None
-    except (OSError, ValueError, AttributeError, UnicodeDecodeError):
-        return None
+NOT_REACHED = ("not run: pmqa-run has not reached this case: the run is still going, or was interrupted or killed "
+               "before it (`pmqa-run --resume --out {out}` finishes the run)")
+RESUME_OPTIONS = ("out", "resume", "timeout_s", "startup_timeout_s", "verbose")
+
+
+class Interrupted(Exception):
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _Entry:
+    """A recorded case as JUnit shows it (pmqa.run.junit's result shape)."""
+
+    def __init__(self, c: RecordedCase, not_run: str):
+        self.name, self.suite, self.path, self.seconds = c.name, c.suite, c.file, c.seconds
+        self.status = c.status if c.finished else "not-run"
+        self.message = c.message if c.finished else not_run
 
 
 class Runner:
-    def __init__(self, args: argparse.Namespace):
+    """One pmqa-run into one --out folder: its lock, its record, its cases, its JUnit."""
+
+    def __init__(self, args: argparse.Namespace, record: Optional[RunRecord] = None):
         self.args = args
-        missing = [f"--{n}" for n in ("op", "cases", "out") if not getattr(args, n)]
+        self.status = EXIT_OK
+        self.cases = None
+        self.lock: Optional[OutputLock] = None
+        self._interrupted = False
+        self.refused: List[RecordedCase] = []  # refused by name before the run: reported when it starts
+        missing = [f"--{n}" for n in ("op", "convention", "cases", "out") if not getattr(args, n)]
         if missing:
             raise UsageError(f"{', '.join(missing)} required")
         self.convention = CONVENTIONS[args.convention]
@@ -291,10 +378,23 @@ class Runner:
             raise UsageError("--copy-gbps must be > 0")
         if args.bench and (args.iters < 1 or args.warmup < 0):
             raise UsageError("--iters must be >= 1 and --warmup >= 0")
-        if args.timeout_s < 0:
-            raise UsageError("--timeout-s must be >= 0 (0: no timeout)")
+        if args.timeout_s < 0 or args.startup_timeout_s < 0:
+            raise UsageError("--timeout-s and --startup-timeout-s must be >= 0 (0: no timeout)")
         parse_kwargs(args.op_kwarg, self.convention.reserved_kwargs, self.convention.name)
-        self.files = find_case_files(args.cases)
+        # Every path absolute: what the op does to its working folder cannot move the runner's files.
+        self.out_dir = Path(os.path.abspath(args.out))
+        paths = [("--out", args.out), *(("--cases", p) for p in args.cases), ("--junit", args.junit or ""),
+                 *(("--envelope", p) for p in args.envelope), *(("--kernel-names", p) for p in args.kernel_names)]
+        for option, path in paths:
+            problem = name_problem(os.path.abspath(path), "the path") if path else None
+            if problem:
+                raise UsageError(f"{option} {clean_line(path)}: {problem}")
+        args.out = str(self.out_dir)
+        args.junit = os.path.abspath(args.junit) if args.junit else None
+        args.envelope = [os.path.abspath(p) for p in args.envelope]
+        args.kernel_names = [os.path.abspath(p) for p in args.kernel_names]
+        files = None if record else find_case_files(args.cases)
+        args.cases = [os.path.abspath(p) for p in args.cases]
         try:
             for path in args.envelope:
                 read_envelope_file(path)
@@ -302,86 +402,197 @@ class Runner:
                 load_kernel_names([path])
         except (EnvelopeError, DataError) as e:
             raise UsageError(str(e)) from None
-        self.out_dir = Path(args.out)
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise UsageError(f"--out {args.out}: cannot create the directory: {e.strerror or e}") from None
+        self.producer = args.producer or args.op
+        run_id = record.run_id if record else new_run_id()
+        self.lock = OutputLock(self.out_dir)
         try:
-            self.cases = (InProcess(args, build_case_runner) if args.in_process
-                          else WorkerPool(args, build_case_runner, args.timeout_s))
-        except SetupError as e:
-            raise UsageError(str(e)) from None
-        self.results: List[CaseResult] = []
-        self.status = EXIT_OK
+            self.lock.acquire(run_id, self.producer)
+        except OutputBusy as e:
+            raise UsageError(f"--out {args.out} is in use by another pmqa-run ({e}): two runs into one folder would "
+                             f"overwrite each other's results; wait for it to end, or give another --out") from None
+        except OSError as e:
+            raise UsageError(f"--out {args.out}: cannot write there: {describe_os_error(e)}; no case was run, 0 "
+                             f"results kept") from None
+        try:
+            args.run_id = run_id
+            self.record = self.resumed(record) if record else self.planned(files, run_id)
+            try:
+                self.record.save()
+            except OSError as e:
+                raise UsageError(f"--out {args.out}: cannot write the run record {self.record.path.name}: "
+                                 f"{describe_os_error(e)}; no case was run, "
+                                 f"{sum(c.written for c in self.record.cases if c.finished)} result(s) kept") from None
+            self.write_junit()
+        except BaseException:
+            self.lock.release()
+            raise
 
+    # ---- the plan
+    def planned(self, files: List[Path], run_id: str) -> RunRecord:
+        self.note_earlier_run()
+        cases: List[RecordedCase] = []
+        for path in files:
+            problem = name_problem(path.name)
+            if problem:  # refused unread; its name is stored escaped (the record is JSON other tools read)
+                cases.append(RecordedCase(clean_line(str(path)), clean_line(path.stem), result=clean_line(path.name),
+                                          status="invalid", message=f"{clean_line(str(path))}: file: refused: {problem}"))
+                self.refused.append(cases[-1])
+                continue
+            name, suite = case_header(path)
+            if name is not None and not _selected(name, path.stem, self.args.case):
+                continue
+            cases.append(RecordedCase(str(path), name or path.stem, suite=suite, result=path.name))
+        settings = {k: v for k, v in vars(self.args).items() if k not in ("resume", "run_id")}
+        record = RunRecord(self.out_dir, run_id, self.producer, self.args.op, self.convention.name, settings, cases)
+        ours = {c.result for c in cases}
+        others = sorted(p.name for p in self.out_dir.glob("*.safetensors") if p.name not in ours)
+        if others:
+            say(f"pmqa-run: note: {len(others)} file(s) in --out are not this run's (e.g. {others[0]}): `pmqa verify "
+                f"{self.out_dir}` will report them as stale")
+        return record
+
+    def note_earlier_run(self) -> None:
+        try:
+            old = RunRecord.load(self.out_dir)
+        except RecordError:
+            return
+        if not old.complete:
+            done = sum(c.finished for c in old.cases)
+            say(f"pmqa-run: note: --out held run {old.run_id}, which did not finish ({done} of {len(old.cases)} "
+                f"case(s)); this run replaces its record (--resume would have finished it)")
+
+    def resumed(self, record: RunRecord) -> RunRecord:
+        kept = again = 0
+        for c in record.cases:
+            if not c.finished:
+                continue
+            if c.written:
+                path = self.out_dir / c.result
+                try:
+                    same = path.is_file() and sha256_file(path) == c.sha256
+                except OSError:
+                    same = False
+                if not same:
+                    say(f"pmqa-run: resume: {c.result}: the file is gone or changed since run {record.run_id} "
+                        f"wrote it; the case runs again")
+                    c.status, c.message, c.written, c.sha256 = "pending", "", False, ""
+                    again += 1
+                    continue
+            kept += 1
+        record.resumed.append(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        record.complete, record.stopped = False, ""
+        pending = sum(not c.finished for c in record.cases)
+        say(f"pmqa-run: resuming run {record.run_id}: {kept} finished case(s) kept, {pending} to run"
+            f"{f' ({again} again)' if again else ''}")
+        return record
+
+    # ---- running
     def say(self, text: str) -> None:
-        print(text, flush=True)
+        say(text)
 
     def worst(self, status: int) -> None:
         self.status = max(self.status, status)
 
+    def _on_signal(self, signum, frame) -> None:
+        if self._interrupted:
+            return  # finishing the record and the JUnit after the first one
+        self._interrupted = True
+        raise Interrupted(signum)
+
     def run(self) -> int:
-        h = self.cases.header
-        where = "in this process" if self.args.in_process else \
-            f"in a worker process (--timeout-s {self.args.timeout_s:g} per call)"
-        self.say(f"pmqa-run: {self.args.op} as {self.convention.name} on {h['backend']}; envelope "
-                 f"{h['convention']} on {h['platform']} ({h['limits']} limit(s)); {len(self.files)} case file(s) -> "
-                 f"{self.out_dir}{' (logits only)' if self.args.logits_only else ''}; {where}")
+        handlers = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                handlers[sig] = signal.signal(sig, self._on_signal)
         try:
-            for path in self.files:
-                if not self.run_file(path):
-                    break
+            try:
+                if self.start_cases():
+                    for entry in self.record.cases:
+                        if self.record.stopped:
+                            break
+                        if not entry.finished:
+                            self.run_entry(entry)
+            except Interrupted as e:
+                self.stop(f"pmqa-run was stopped by {signal.Signals(e.signum).name}", 128 + e.signum)
+            except KeyboardInterrupt:
+                self._interrupted = True
+                self.stop("pmqa-run was interrupted (SIGINT)", 128 + signal.SIGINT)
+            finally:
+                if self.cases is not None:
+                    if self._interrupted:
+                        self.cases.abort()
+                    else:
+                        self.cases.close()
+            self.finish()
         finally:
-            self.cases.close()
-        self.summary()
-        self.write_junit()
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+            self.lock.release()
         return self.status
 
-    def write_junit(self) -> None:
-        if not self.args.junit:
-            return
-        try:
-            write_junit(self.args.junit, f"pmqa-run {self.convention.name}", self.results)
-        except OSError as err:
-            self.worst(EXIT_INVALID)
-            self.say(f"pmqa-run: error: --junit {self.args.junit}: {err.strerror or err}")
-            self.args.junit = None
-
-    def summary(self) -> None:
-        count = Counter(r.status for r in self.results)
-        if not self.results:
-            self.worst(EXIT_INVALID)
-            self.say(f"pmqa-run: error: no case matched --case {' '.join(self.args.case)}")
-        how = "skipped" if self.args.skip_unsupported else "refused"
-        self.say(f"pmqa-run: {len(self.results)} case(s): {count['ok']} written, {count['failed']} failed, "
-                 f"{count['unsupported']} unsupported ({how}), {count['invalid']} invalid (exit {self.status})")
-        limits = Counter(r.limit for r in self.results if r.status == "unsupported")
-        if limits:
-            self.say("pmqa-run: unsupported by limit: " +
-                     ", ".join(f"{lid} {n}" for lid, n in sorted(limits.items(), key=lambda x: (-x[1], x[0]))))
-        if not self.args.in_process and self.cases.started > 1:
-            self.say(f"pmqa-run: {self.cases.started} worker processes (a fresh one after each fault)")
-
-    def run_file(self, path: Path) -> bool:
-        """Runs one case; False when no worker can be started any more (the run stops)."""
-        name = case_name(path)
-        if name is not None and not _selected(name, path.stem, self.args.case):
+    def start_cases(self) -> bool:
+        a = self.args
+        where = "in this process" if a.in_process else \
+            f"in a worker process (--timeout-s {a.timeout_s:g} per call)"
+        pending = sum(not c.finished for c in self.record.cases)
+        self.say(f"pmqa-run: {a.op} as {self.convention.name}, run {self.record.run_id}: {pending} case file(s) -> "
+                 f"{self.out_dir}{' (logits only)' if a.logits_only else ''}; {where}")
+        for c in self.refused:
+            self.say(f"ERROR    {c.message}")
+        if pending == 0:
             return True
         try:
-            result = self.cases.run(path)
+            self.cases = (InProcess(a, build_case_runner) if a.in_process
+                          else WorkerPool(a, build_case_runner, a.timeout_s, a.startup_timeout_s))
         except SetupError as e:
-            self.record(CaseResult(str(path), name or path.stem, "failed", f"no worker could be started: {e}"))
-            self.say("pmqa-run: error: stopping: no worker process could be started")
+            say_error(f"pmqa-run: error: {e}")
+            self.stop(f"no worker could be started: {clean_line(str(e).splitlines()[0] if str(e) else '')}")
             return False
-        if name is None and result.status != "invalid" and not _selected(result.name, path.stem, self.args.case):
-            return True
-        self.record(result)
-        self.write_junit()  # up to date after every case: a killed run keeps what it did
+        h = self.cases.header
+        self.say(f"pmqa-run: on {h['backend']}; envelope {h['convention']} on {h['platform']} ({h['limits']} limit(s))")
         return True
 
-    def record(self, r: CaseResult) -> None:
-        self.results.append(r)
+    def stop(self, reason: str, status: int = EXIT_INVALID) -> None:
+        """The run cannot go on: the cases not run are listed as such, with this reason."""
+        if not self.record.stopped:
+            self.record.stopped = reason
+            say_error(f"pmqa-run: error: stopping: {reason}")
+        self.worst(status)
+
+    def run_entry(self, entry: RecordedCase) -> None:
+        target = self.out_dir / entry.result
+        try:
+            target.unlink()  # the previous run's result for this case: never left to pass for this run's
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            if e.errno in CANNOT_WRITE_HERE:
+                self.stop(f"--out {self.out_dir} takes no more writes: {describe_os_error(e)}")
+                return
+        try:
+            result = self.cases.run(Path(entry.file))
+        except SetupError as e:
+            self.stop(f"no worker could be started: {clean_line(str(e).splitlines()[0] if str(e) else '')}")
+            return
+        self.record_result(entry, result)
+        if result.stop:
+            self.stop(result.stop)
+        try:
+            self.record.save()
+        except OSError as e:
+            self.stop(f"cannot write the run record in --out: {describe_os_error(e)}")
+        self.write_junit()  # up to date after every case: a killed run keeps what it did
+
+    def record_result(self, entry: RecordedCase, r: CaseResult) -> None:
+        entry.status, entry.message, entry.seconds = r.status, r.message, round(r.seconds, 6)
+        entry.name, entry.suite = r.name, r.suite or entry.suite
+        entry.written, entry.sha256 = r.written, r.sha256
+        entry.shape, entry.limit, entry.bench_ms = r.shape, r.limit, r.bench_ms
+        entry.floor_ratio, entry.kernel_path = r.floor_ratio, r.kernel_path
         label = f"case {r.name} ({r.path})"
         h = self.cases.header
         if r.status == "ok":
@@ -396,16 +607,72 @@ class Runner:
                 self.say(f"SKIP     {r.name:<26} {r.shape:<34} unsupported by {h['convention']} on {h['platform']}: "
                          f"{r.message}")
             else:
-                self.worst(EXIT_INVALID)
                 self.say(f"UNSUPPORTED {label}: {h['convention']} on {h['platform']}: {r.message}")
         elif r.status == "failed":
-            self.worst(EXIT_OP_FAILED)
             ratio = f" [x{r.floor_ratio} floor]" if r.floor_ratio else ""
-            self.say(f"FAIL     {label}{ratio}: {r.message}")
+            self.say(indented(f"FAIL     {label}{ratio}: {r.message}"))
         else:
-            self.worst(EXIT_INVALID)
-            self.say(f"ERROR    {r.message}")
+            self.say(indented(f"ERROR    {r.message}"))
 
+    def case_status(self, c: RecordedCase) -> int:
+        if c.status == "ok" or (c.status == "unsupported" and self.args.skip_unsupported):
+            return EXIT_OK
+        return EXIT_OP_FAILED if c.status == "failed" else EXIT_INVALID
+
+    def finish(self) -> None:
+        cases = self.record.cases
+        self.record.complete = all(c.finished for c in cases)
+        for c in cases:
+            self.worst(self.case_status(c))
+        if not cases:
+            self.worst(EXIT_INVALID)
+        try:
+            self.record.save()
+        except OSError as e:
+            self.worst(EXIT_INVALID)
+            say_error(f"pmqa-run: error: cannot write the run record in --out: {describe_os_error(e)}")
+        self.summary()
+        self.write_junit()
+
+    def write_junit(self) -> None:
+        if not self.args.junit:
+            return
+        if self.record.stopped:
+            not_run = f"not run: the run stopped before this case: {self.record.stopped}"
+        else:
+            not_run = NOT_REACHED.format(out=self.out_dir)
+        properties = [("run_id", self.record.run_id), ("producer", self.producer), ("op", self.args.op),
+                      ("convention", self.convention.name), ("complete", str(self.record.complete).lower())]
+        if self.record.stopped:
+            properties.append(("stopped", self.record.stopped))
+        try:
+            write_junit(self.args.junit, f"pmqa-run {self.convention.name}",
+                        [_Entry(c, not_run) for c in self.record.cases], properties)
+        except OSError as err:
+            self.worst(EXIT_INVALID)
+            say_error(f"pmqa-run: error: --junit {self.args.junit}: cannot write it: {describe_os_error(err)}")
+            self.args.junit = None
+
+    def summary(self) -> None:
+        cases = self.record.cases
+        count = Counter(c.status for c in cases)
+        not_run = sum(not c.finished for c in cases)
+        if not cases:
+            self.say(f"pmqa-run: error: no case matched --case {' '.join(self.args.case)}")
+        how = "skipped" if self.args.skip_unsupported else "refused"
+        self.say(f"pmqa-run: {len(cases)} case(s): {count['ok']} written, {count['failed']} failed, "
+                 f"{count['unsupported']} unsupported ({how}), {count['invalid']} invalid"
+                 f"{f', {not_run} not run' if not_run else ''} (exit {self.status})")
+        limits = Counter(c.limit for c in cases if c.status == "unsupported")
+        if limits:
+            self.say("pmqa-run: unsupported by limit: " +
+                     ", ".join(f"{lid} {n}" for lid, n in sorted(limits.items(), key=lambda x: (-x[1], x[0]))))
+        if not self.args.in_process and self.cases is not None and self.cases.started > 1:
+            self.say(f"pmqa-run: {self.cases.started} worker processes (a fresh one after each fault)")
+        if self.record.stopped:
+            kept = sum(c.written and (self.out_dir / c.result).is_file() for c in cases)
+            self.say(f"pmqa-run: the run stopped early ({self.record.stopped}): {kept} result file(s) kept in "
+                     f"{self.out_dir}, {not_run} case(s) not run; `pmqa-run --resume --out {self.out_dir}` finishes it")
 
 def load_envelope(convention: str, platform: str, overlays: List[str], backend) -> Envelope:
     """The convention's envelope on --platform (auto: the backend's), with the --envelope overlays."""
@@ -417,6 +684,37 @@ def load_envelope(convention: str, platform: str, overlays: List[str], backend) 
         raise UsageError(f"--envelope: {e}") from None
 
 
+def resume_args(parser: argparse.ArgumentParser, argv: Optional[List[str]], args: argparse.Namespace
+                ) -> Tuple[argparse.Namespace, RunRecord]:
+    """--resume: the run's own settings, from its record in --out (only RESUME_OPTIONS may be given)."""
+    if not args.out:
+        raise UsageError("--resume needs --out DIR, the folder of the run to finish")
+    given = _given_options(argv)
+    extra = sorted(set(given) - set(RESUME_OPTIONS))
+    if extra:
+        raise UsageError("--resume takes every setting from the run's record; only --timeout-s, "
+                         "--startup-timeout-s and -v may be given with it, not " +
+                         ", ".join("--" + e.replace("_", "-") for e in extra))
+    out = Path(os.path.abspath(args.out))
+    try:
+        record = RunRecord.load(out)
+    except RecordError as e:
+        raise UsageError(f"--resume: {e}") from None
+    settings = vars(parser.parse_args([]))
+    settings.update({k: v for k, v in record.settings.items() if k in settings})
+    settings.update({k: getattr(args, k) for k in given})
+    settings["out"] = str(out)
+    return argparse.Namespace(**settings), record
+
+
+def _given_options(argv: Optional[List[str]]) -> List[str]:
+    """The options the command line names (their dests), whatever their values."""
+    quiet = _parser()
+    for action in quiet._actions:  # noqa: SLF001 - argparse has no public way to drop every default
+        action.default = argparse.SUPPRESS
+    return list(vars(quiet.parse_args(argv)))
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = _parser()
     try:
@@ -424,16 +722,22 @@ def main(argv: Optional[List[str]] = None) -> int:
     except SystemExit as e:  # argparse: 0 for --help, 2 for a usage error
         return int(e.code or 0)
     if args.show_envelope:
+        if not args.convention:
+            say_error("pmqa-run: error: --show-envelope needs --convention")
+            return EXIT_INVALID
         try:
             backend = make_backend(args.backend, args.device, args.num_sms) if args.platform == "auto" else None
             print(load_envelope(args.convention, args.platform, args.envelope, backend).describe())
         except (UsageError, BackendError) as e:
-            print(f"pmqa-run: error: {e}", file=sys.stderr, flush=True)
+            say_error(f"pmqa-run: error: {e}")
             return EXIT_INVALID
         return EXIT_OK
     try:
-        runner = Runner(args)
+        record = None
+        if args.resume:
+            args, record = resume_args(parser, argv, args)
+        runner = Runner(args, record)
     except UsageError as e:
-        print(f"pmqa-run: error: {e}", file=sys.stderr, flush=True)
+        say_error(f"pmqa-run: error: {e}")
         return EXIT_INVALID
     return runner.run()

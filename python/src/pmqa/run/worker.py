@@ -2,22 +2,40 @@
 kills its process is reported for that case and the run goes on in a fresh one.
 
 The worker builds everything that touches the device (the backend, the op, its envelope) and runs
-one case at a time, when the parent asks; it writes the case's output file (atomically, through a
-temporary file renamed into place) before it answers, so the parent starts the next case only once
-the last one is on disk. Before every op call it sends a heartbeat: `--timeout-s` is the longest the
-parent waits between two of them (or for the answer), after which it kills the worker (a hang). A
-worker that dies (SIGABRT, SIGSEGV, os._exit) is reported for the case it was running; a case whose
-op raised a device error (CUDA/HIP errors poison the context) is answered, then its worker is
-replaced. Workers are spawned, never forked (a forked CUDA context is unusable).
+one case at a time, when the parent asks; it writes the case's output file (atomically) before it
+answers, so the parent starts the next case only once the last one is on disk. Before every op call
+it sends a heartbeat: `--timeout-s` is the longest the parent waits between two of them (or for the
+answer); `--startup-timeout-s` bounds its start-up (importing torch and the op), which it reports
+stage by stage so a hang there is named. Workers are spawned, never forked (a forked CUDA context
+is unusable).
 
-`--in-process` runs the cases in pmqa-run's own process: no timeout, and a crash ends the run.
+What the op cannot do to the runner:
+- outlive it, or leave children behind: the worker leads its own process group, dies with the
+  runner (PR_SET_PDEATHSIG on Linux), and a keeper process in its group (itself told of the
+  worker's death the same way) ends the whole group when the worker ends, so an op's children go
+  too, even after a kill -9 of the runner. The runner ends the group after a timeout, a crash and
+  at its own exit.
+- hide its death: a worker that dies is noticed by its exit status, not by the end of the pipe
+  (which a forked child of the op may hold open);
+- write the runner's output: the worker's stdout and stderr (file descriptors 1 and 2, so C
+  libraries too) go into a pipe the runner prints line by line, indented under "op>", escaped;
+- move the runner's files: every path the worker is given is absolute, and the worker goes back
+  to its starting folder after each case.
+
+`--in-process` runs the cases in pmqa-run's own process: no timeout, the op's output mixed with
+the runner's, and a crash ends the run.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing as mp
+import os
 import re
 import signal
+import subprocess
+import sys
+import threading
 import time
 import traceback
 from dataclasses import asdict
@@ -25,16 +43,36 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Optional
 
 from .case_run import CaseResult
+from .text import clean_line, say
 
 # Exceptions after which the device (and so the worker's context) cannot be trusted.
 DEVICE_ERROR = re.compile(r"CUDA error|HIP error|hipError|cudaError|illegal memory access|device-side assert|"
                           r"AcceleratorError|unspecified launch failure|an illegal instruction", re.I)
 
 STARTUP_TIMEOUT_S = 900  # importing torch and an op, and compiling, can take minutes
+POLL_S = 0.1             # how often a waiting parent checks that the worker is still alive
+PR_SET_PDEATHSIG = 1
+LINUX = sys.platform.startswith("linux")
+
+# The keeper: a tiny process in the worker's group that ends the group when the worker ends (its
+# parent-death signal), so an op's children never outlive the worker.
+KEEPER = """
+import ctypes, os, signal, sys
+worker = int(sys.argv[1])
+def end_group(*_):
+    os.killpg(0, signal.SIGKILL)
+signal.signal(signal.SIGTERM, end_group)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+if os.getppid() != worker:
+    end_group()
+while True:
+    signal.pause()
+"""
 
 
 class SetupError(Exception):
-    """The op, backend or envelope cannot be set up (a usage error: exit 2)."""
+    """The op, backend or envelope cannot be set up, or the worker cannot start (exit 2)."""
 
 
 def device_error(result: CaseResult) -> bool:
@@ -47,24 +85,70 @@ class InProcess:
     def __init__(self, args, build: Callable[..., Any]):
         self.runner = build(args)
         self.header = self.runner.header()
+        self.started = 1
+        self.home = os.getcwd()
 
     def run(self, path: Path) -> CaseResult:
-        return self.runner.run(path)
+        try:
+            return self.runner.run(path)
+        finally:
+            _go_home(self.home)
 
     def close(self) -> None:
         pass
 
+    def abort(self) -> None:
+        pass
 
-def _worker_main(conn, args, build) -> None:
-    """The worker process: set up, say ready, then run the cases the parent sends."""
+
+def _go_home(home: str) -> None:
     try:
-        runner = build(args, heartbeat=lambda: conn.send(("call",)))
+        if os.getcwd() != home:
+            os.chdir(home)
+    except OSError:
+        os.chdir(home)
+
+
+def _die_with(parent: int) -> None:
+    """Lead a process group, die when the parent does, and start the keeper (Linux)."""
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    if not LINUX:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
+    subprocess.Popen([sys.executable, "-I", "-S", "-c", KEEPER, str(os.getpid())], stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
+
+
+def _worker_main(conn, output, args, build, parent: int) -> None:
+    """The worker process: set up, say ready, then run the cases the parent sends."""
+    _die_with(parent)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(output.fileno(), 1)
+    os.dup2(output.fileno(), 2)
+    os.close(null)
+    output.close()
+    for stream in (sys.stdout, sys.stderr):  # an op's last words before a crash must not sit in a buffer
+        try:
+            stream.reconfigure(line_buffering=True)
+        except (AttributeError, ValueError):
+            pass
+    home = os.getcwd()
+    try:
+        runner = build(args, heartbeat=lambda: conn.send(("call",)), stage=lambda text: conn.send(("stage", text)))
     except SetupError as e:
         conn.send(("fatal", str(e)))
         return
     except BaseException as e:  # noqa: BLE001 - anything else is reported, not lost
         conn.send(("fatal", f"setting up the worker raised {type(e).__name__}: {e}\n{traceback.format_exc()}"))
         return
+    _go_home(home)
     conn.send(("ready", runner.header()))
     while True:
         try:
@@ -73,7 +157,10 @@ def _worker_main(conn, args, build) -> None:
             return
         if msg[0] == "stop":
             return
-        result = runner.run(Path(msg[1]))
+        try:
+            result = runner.run(Path(msg[1]))
+        finally:
+            _go_home(home)
         result.restart = device_error(result) or not runner.backend.healthy()
         conn.send(("result", asdict(result)))
 
@@ -89,55 +176,127 @@ def _describe_exit(code: Optional[int]) -> str:
     return f"exited with status {code}"
 
 
+class _OutputRelay(threading.Thread):
+    """Prints what the worker writes to its stdout and stderr, a line at a time, as "  op> LINE"."""
+
+    def __init__(self, fd: int):
+        super().__init__(name="pmqa-run-op-output", daemon=True)
+        self.fd = fd
+
+    def run(self) -> None:
+        pending = b""
+        while True:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                self._say(line)
+        if pending:
+            self._say(pending)
+        os.close(self.fd)
+
+    @staticmethod
+    def _say(raw: bytes) -> None:
+        say("  op> " + clean_line(raw.decode("utf-8", "backslashreplace")))
+
+
 class WorkerPool:
     """One worker process at a time, replaced after a fault."""
 
-    def __init__(self, args, build: Callable[..., Any], timeout_s: float):
+    def __init__(self, args, build: Callable[..., Any], timeout_s: float, startup_timeout_s: float = STARTUP_TIMEOUT_S):
         self.args = args
         self.build = build
         self.timeout_s = timeout_s if timeout_s and timeout_s > 0 else None
+        self.startup_timeout_s = startup_timeout_s if startup_timeout_s and startup_timeout_s > 0 else None
         self.ctx = mp.get_context("spawn")
         self.proc = None
         self.conn = None
+        self.relay: Optional[_OutputRelay] = None
         self.started = 0
         self.header: Dict[str, Any] = {}
         self._start()
 
+    # ---- waiting on the worker
+    def _next(self, timeout: Optional[float]):
+        """The worker's next message; "dead" when it died without one; "timeout" after timeout seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = POLL_S if deadline is None else max(0.0, min(POLL_S, deadline - time.monotonic()))
+            try:
+                if self.conn.poll(wait):
+                    return self.conn.recv()
+            except (EOFError, ConnectionError, OSError):
+                self.proc.join(5)
+                return "dead"
+            if self.proc.exitcode is not None:
+                try:
+                    if self.conn.poll(0):  # an answer sent just before it died still counts
+                        return self.conn.recv()
+                except (EOFError, ConnectionError, OSError):
+                    pass
+                return "dead"
+            if deadline is not None and time.monotonic() >= deadline:
+                return "timeout"
+
     def _start(self) -> None:
         parent, child = self.ctx.Pipe()
-        proc = self.ctx.Process(target=_worker_main, args=(child, self.args, self.build), daemon=True,
-                                name="pmqa-run-worker")
+        out_read, out_write = self.ctx.Pipe(duplex=False)
+        proc = self.ctx.Process(target=_worker_main, args=(child, out_write, self.args, self.build, os.getpid()),
+                                daemon=True, name="pmqa-run-worker")
         proc.start()
         child.close()
+        out_write.close()
         self.proc, self.conn = proc, parent
+        self.relay = _OutputRelay(os.dup(out_read.fileno()))
+        out_read.close()
+        self.relay.start()
         self.started += 1
-        if not parent.poll(STARTUP_TIMEOUT_S):
-            self._kill()
-            raise SetupError(f"the worker did not start within {STARTUP_TIMEOUT_S} s")
-        try:
-            msg = parent.recv()
-        except EOFError:
-            proc.join(5)
-            code = proc.exitcode
-            self._kill()
-            raise SetupError(f"the worker died while setting up ({_describe_exit(code)})") from None
-        if msg[0] == "fatal":
-            self._kill()
-            raise SetupError(msg[1])
-        self.header = msg[1]
+        stage = "starting the interpreter"
+        t0 = time.monotonic()
+        while True:
+            left = None if self.startup_timeout_s is None else self.startup_timeout_s - (time.monotonic() - t0)
+            msg = self._next(None if left is None else max(left, 0.0))
+            if msg == "timeout":
+                pid = proc.pid
+                self._kill()
+                raise SetupError(f"the worker process {pid} did not start within --startup-timeout-s "
+                                 f"{self.startup_timeout_s:g} s: it was {stage} (a hang at import or set-up?); it was "
+                                 f"killed")
+            if msg == "dead":
+                code = proc.exitcode
+                self._kill()
+                raise SetupError(f"the worker died while {stage} ({_describe_exit(code)})")
+            if msg[0] == "stage":
+                stage = msg[1]
+                continue
+            if msg[0] == "fatal":
+                self._kill()
+                raise SetupError(msg[1])
+            self.header = msg[1]
+            return
 
     def _kill(self) -> None:
+        """Ends the worker's whole process group (the op's children too), then the worker itself."""
         if self.proc is None:
             return
+        pid = self.proc.pid
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
         if self.proc.is_alive():
-            self.proc.terminate()
-            self.proc.join(5)
-            if self.proc.is_alive():
-                self.proc.kill()
-                self.proc.join(5)
+            self.proc.kill()
+        self.proc.join(5)
         if self.conn is not None:
             self.conn.close()
-        self.proc = self.conn = None
+        if self.relay is not None:
+            self.relay.join(2)  # the group is gone: the pipe ends and the relay prints what was left
+        self.proc = self.conn = self.relay = None
 
     def _fault(self, path: Path, t0: float, message: str) -> CaseResult:
         return CaseResult(str(path), path.stem, "failed", message, seconds=time.monotonic() - t0)
@@ -148,21 +307,19 @@ class WorkerPool:
         t0 = time.monotonic()
         self.conn.send(("case", str(path)))
         while True:
-            if not self.conn.poll(self.timeout_s):
+            msg = self._next(self.timeout_s)
+            if msg == "timeout":
                 pid = self.proc.pid
                 self._kill()
                 return self._fault(path, t0, f"timed out: no op call finished and no answer within --timeout-s "
-                                             f"{self.timeout_s:g} s (a hang?); worker {pid} was killed, a fresh one "
-                                             f"takes the next case")
-            try:
-                msg = self.conn.recv()
-            except (EOFError, ConnectionError, OSError):
-                self.proc.join(10)
+                                             f"{self.timeout_s:g} s (a hang?); worker {pid} and its process group "
+                                             f"were killed, a fresh one takes the next case")
+            if msg == "dead":
                 code, pid = self.proc.exitcode, self.proc.pid
                 self._kill()
                 return self._fault(path, t0, f"the worker process {pid} died while running the case "
                                              f"({_describe_exit(code)}); a fresh one takes the next case")
-            if msg[0] == "call":
+            if msg[0] in ("call", "stage"):
                 continue
             result = CaseResult(**msg[1])
             if result.restart:
@@ -180,3 +337,6 @@ class WorkerPool:
             self.proc.join(10)
         self._kill()
 
+    def abort(self) -> None:
+        """The run was interrupted: end the worker's group now, without waiting for the case."""
+        self._kill()

@@ -41,8 +41,8 @@ class AiterFused(Convention):
                                      "ChunkK": 256}, options)
         kwargs["Preshuffle"] = cf.kv_layout == "shuffle"
         kwargs["KVBlockSize"] = cf.block_size
-        args = (x["q"], x["kv_cache"], x["weights"], out.view, backend.tensor(cf.context_lens),
-                x["block_table"], cf.max_model_len)
+        lens = backend.tensor(cf.context_lens)
+        args = (x["q"], x["kv_cache"], x["weights"], out.view, lens, x["block_table"], cf.max_model_len)
         return Invocation(args=args, kwargs=kwargs, collect=lambda result: out.view, reset=out.reset,
-                          guard_problem=out.guard_problem,
+                          guard_problem=out.guard_problem, inputs=dict(x, context_lens=lens),
                           notes={"out_row_stride": str(out.row_stride)})

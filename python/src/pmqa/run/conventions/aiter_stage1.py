@@ -42,9 +42,9 @@ class AiterStage1(Convention):
     def build(self, cf: CaseFile, backend: Backend, options: RunOptions) -> Invocation:
         x = self.common_inputs(cf, backend)
         out = GuardedBuffer(backend, (cf.heads,), cf.rows, cf.max_model_len, options.out_row_pad, inner="-inf")
-        args = (x["q"], x["kv_cache"], x["weights"], out.view, backend.tensor(cf.context_lens),
-                x["block_table"], cf.max_model_len)
+        lens = backend.tensor(cf.context_lens)
+        args = (x["q"], x["kv_cache"], x["weights"], out.view, lens, x["block_table"], cf.max_model_len)
         return Invocation(args=args, kwargs=self.merged_kwargs({"ChunkQ": cf.heads}, options),
                           collect=lambda result: out.view.sum(0), reset=out.reset,
-                          guard_problem=out.guard_problem,
+                          guard_problem=out.guard_problem, inputs=dict(x, context_lens=lens),
                           notes={"out_row_stride": str(out.row_stride)})

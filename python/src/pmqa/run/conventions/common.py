@@ -40,6 +40,7 @@ class Invocation:
     reset: Callable[[], None] = lambda: None
     guard_problem: Callable[[], Optional[str]] = lambda: None
     notes: Dict[str, str] = field(default_factory=dict)  # extra metadata for the output file
+    inputs: Dict[str, Any] = field(default_factory=dict)  # q, kv_cache, weights, context_lens, block_table as passed
 
 
 class GuardedBuffer:

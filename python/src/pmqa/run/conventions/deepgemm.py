@@ -47,7 +47,7 @@ class DeepGemm(Convention):
         schedule = options.metadata_fn(lens_t, cf.block_size, num_sms)
         args = (x["q"], x["kv_cache"], x["weights"], lens_t, x["block_table"], schedule, cf.max_model_len)
         rows, cols = cf.rows, cf.max_model_len
-        return Invocation(args=args, kwargs=self.merged_kwargs({}, options),
+        return Invocation(args=args, kwargs=self.merged_kwargs({}, options), inputs=dict(x, context_lens=lens_t),
                           collect=lambda result: check_output(backend, result, rows, cols, "the returned logits"),
                           notes={"num_sms": str(num_sms),
                                  "context_lens_passed": "2-D (as stored)" if cf.context_lens_2d

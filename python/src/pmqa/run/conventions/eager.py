@@ -29,8 +29,8 @@ class Eager(Convention):
 
     def build(self, cf: CaseFile, backend: Backend, options: RunOptions) -> Invocation:
         x = self.common_inputs(cf, backend)
-        args = (x["q"], x["kv_cache"], x["weights"], backend.tensor(cf.context_lens), x["block_table"],
-                cf.max_model_len)
+        lens = backend.tensor(cf.context_lens)
+        args = (x["q"], x["kv_cache"], x["weights"], lens, x["block_table"], cf.max_model_len)
         rows, cols = cf.rows, cf.max_model_len
-        return Invocation(args=args, kwargs=self.merged_kwargs({}, options),
+        return Invocation(args=args, kwargs=self.merged_kwargs({}, options), inputs=dict(x, context_lens=lens),
                           collect=lambda result: check_output(backend, result, rows, cols, "the returned logits"))

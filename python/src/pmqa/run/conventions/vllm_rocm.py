@@ -50,6 +50,6 @@ class VllmRocm(Convention):
             schedule = options.metadata_fn(lens, cf.block_size, backend.num_sms())
         args = (x["q"], x["kv_cache"], x["weights"], lens, x["block_table"], schedule, cf.max_model_len)
         rows, cols = cf.rows, cf.max_model_len
-        return Invocation(args=args, kwargs=self.merged_kwargs({}, options),
+        return Invocation(args=args, kwargs=self.merged_kwargs({}, options), inputs=dict(x, context_lens=lens),
                           collect=lambda result: check_output(backend, result, rows, cols, "the returned logits"),
                           notes={"schedule_metadata": "from --metadata-fn" if schedule is not None else "None"})

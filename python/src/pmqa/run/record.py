@@ -1,0 +1,198 @@
+"""The run record and the lock: what a pmqa-run did in its --out folder, kept in the folder.
+
+OUT/pmqa-run.json (schema "pmqa-run-record/1") names the run (run_id, producer, op, convention,
+the settings it ran with), lists every case it set out to run with its outcome ("pending" until the
+case finishes; then "ok", "failed", "unsupported" or "invalid", the message, and for a written
+result file its name and SHA-256), and says whether the run is complete, or why it stopped. It is
+rewritten atomically as each case finishes, so a run killed at any point leaves a record that says
+how far it got. `pmqa verify OUT` reads it: it judges the files this run wrote, calls every other
+*.safetensors in OUT stale, and reports an incomplete run; `pmqa-run --resume --out OUT` finishes
+the run from it.
+
+OUT/pmqa-run.lock is held (a POSIX write lock, fcntl F_SETLK) for the whole run: a second pmqa-run
+into the same folder is refused with the holder's pid and run id instead of overwriting its
+results. The kernel drops the lock when the process ends, however it ends, so a killed run never
+leaves a stale lock; `pmqa verify` asks whether it is held (F_GETLK) without taking it, so it can
+say "still running" and never makes a starting run fail. POSIX locks belong to the process and are
+dropped when it closes any descriptor of the file, so the runner opens the lock file once only.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import secrets
+import socket
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from pmqa.cases.atomic_file import write_atomically
+
+from .text import clean_line
+
+RECORD_NAME = "pmqa-run.json"
+LOCK_NAME = "pmqa-run.lock"
+SCHEMA = "pmqa-run-record/1"
+FINISHED = ("ok", "failed", "unsupported", "invalid")
+
+
+class RecordError(Exception):
+    """A run record that cannot be read, or is not one."""
+
+
+class OutputBusy(Exception):
+    """Another pmqa-run holds the folder's lock."""
+
+
+def new_run_id() -> str:
+    return f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+@dataclass
+class RecordedCase:
+    file: str                    # the input case file (absolute path)
+    name: str                    # the case's name (its file name without .safetensors when unreadable)
+    suite: str = ""              # the case file's suite
+    result: str = ""             # the result file's name in OUT (always the input's file name)
+    status: str = "pending"      # "pending", then one of FINISHED
+    message: str = ""
+    written: bool = False        # a result file was written for it (ok, and some failures: guards, relaunch)
+    sha256: str = ""             # of the result file as written
+    seconds: float = 0.0
+    shape: str = ""
+    limit: str = ""
+    bench_ms: str = ""
+    floor_ratio: str = ""
+    kernel_path: str = ""
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+
+@dataclass
+class RunRecord:
+    out_dir: Path
+    run_id: str
+    producer: str
+    op: str
+    convention: str
+    settings: Dict[str, Any]
+    cases: List[RecordedCase] = field(default_factory=list)
+    started: str = field(default_factory=now)
+    updated: str = ""
+    complete: bool = False
+    stopped: str = ""            # why the run stopped before its end ("" while running, or complete)
+    resumed: List[str] = field(default_factory=list)  # when --resume went on with it
+
+    @property
+    def path(self) -> Path:
+        return self.out_dir / RECORD_NAME
+
+    def to_json(self) -> Dict[str, Any]:
+        """The record as JSON values. Paths were refused unless printable UTF-8 (pmqa.run.cli), and
+        messages are clean; the op and producer strings are cleaned here, so the record is always
+        UTF-8 a strict reader (pmqa verify's) accepts."""
+        return {"schema": SCHEMA, "run_id": self.run_id, "producer": clean_line(self.producer), "op": clean_line(self.op),
+                "convention": self.convention, "started": self.started, "updated": self.updated,
+                "resumed": self.resumed, "complete": self.complete, "stopped": self.stopped,
+                "pid": os.getpid(), "host": socket.gethostname(), "settings": _clean_values(self.settings),
+                "cases": [asdict(c) for c in self.cases]}
+
+    def save(self) -> None:
+        """Atomically; OSError when the folder takes no more writes (nothing is left half-written)."""
+        self.updated = now()
+        text = json.dumps(self.to_json(), indent=1, ensure_ascii=True, allow_nan=False) + "\n"
+        write_atomically(self.path, [text.encode("ascii")])
+
+    @classmethod
+    def load(cls, out_dir: Path) -> "RunRecord":
+        path = out_dir / RECORD_NAME
+        try:
+            doc = json.loads(path.read_bytes().decode("utf-8"))
+        except FileNotFoundError:
+            raise RecordError(f"{path}: no run record (was --out the folder of a pmqa-run?)") from None
+        except (OSError, ValueError) as e:
+            raise RecordError(f"{path}: cannot read the run record: {e}") from None
+        try:
+            if doc.get("schema") != SCHEMA:
+                raise RecordError(f"{path}: not a run record of schema {SCHEMA}")
+            known = {f.name for f in fields(RecordedCase)}
+            cases = [RecordedCase(**{k: v for k, v in c.items() if k in known}) for c in doc["cases"]]
+            return cls(out_dir=out_dir, run_id=doc["run_id"], producer=doc["producer"], op=doc["op"],
+                       convention=doc["convention"], settings=doc["settings"], cases=cases, started=doc["started"],
+                       updated=doc.get("updated", ""), complete=bool(doc["complete"]), stopped=doc.get("stopped", ""),
+                       resumed=list(doc.get("resumed", [])))
+        except (KeyError, TypeError, AttributeError) as e:
+            raise RecordError(f"{path}: the run record is incomplete or malformed ({type(e).__name__}: {e})") from None
+
+    def counts(self) -> Dict[str, int]:
+        out: Dict[str, int] = {}
+        for c in self.cases:
+            out[c.status] = out.get(c.status, 0) + 1
+        return out
+
+
+def _clean_values(value: Any) -> Any:
+    """Strings anywhere in a JSON value made clean (identical for ordinary text)."""
+    if isinstance(value, str):
+        return clean_line(value)
+    if isinstance(value, list):
+        return [_clean_values(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clean_values(v) for k, v in value.items()}
+    return value
+
+
+class OutputLock:
+    """The folder's lock (a POSIX write lock on OUT/pmqa-run.lock), held until release() or exit."""
+
+    def __init__(self, out_dir: Path):
+        self.path = out_dir / LOCK_NAME
+        self.fd: Optional[int] = None
+
+    def acquire(self, run_id: str, producer: str) -> None:
+        """OutputBusy when another run holds it; OSError when the folder cannot be written (EROFS, ...)."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            holder = _read_holder(fd)
+            os.close(fd)
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise OutputBusy(holder) from None
+            raise
+        try:
+            info = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "run_id": run_id,
+                               "producer": producer, "since": now()}, ensure_ascii=True).encode("ascii")
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, info + b"\n", 0)
+        except OSError:
+            pass  # who holds it is only for the message a second run prints; the lock itself is held
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        doc = json.loads(os.pread(fd, 4096, 0).decode("utf-8"))
+        return (f"pid {doc['pid']} on {doc['host']}, run {doc['run_id']} of {doc['producer']}, since "
+                f"{doc['since']}")
+    except (OSError, ValueError, KeyError, TypeError):
+        return "a process that has not said who it is yet"
+
+
+__all__ = ["FINISHED", "LOCK_NAME", "RECORD_NAME", "SCHEMA", "OutputBusy", "OutputLock", "RecordError",
+           "RecordedCase", "RunRecord", "new_run_id", "now"]
