@@ -10,6 +10,13 @@
 // (matrix-unit tolerance), so a fast wrong kernel cannot report a time.
 //
 //   pmqa_bench_gpu [--reps N] [--no-scaling] [--json FILE]
+//   pmqa_bench_gpu --case FILE [--case FILE ...] [--reps N] [--json FILE]
+// With --case it times the given case files instead (pmqa gen's, e.g. the nightly suite's
+// deepseek-8k-n1): each through the fused path as the kernel list picks it and through the
+// two-stage path, checked once against the reference first, then the median of N launches with L2
+// flushed before each; the JSON gives each run's kernel and time and the copy bandwidth measured
+// here, for bench/h200/speed_gate.py's floor ratios. Launched from C++, nothing of the host lies
+// between a launch's events: the time is the kernels' own (the two-stage path's three back to back).
 // (What each stage of fused-mma costs, and where its time goes inside a launch, are probes:
 // bench/probes/.)
 #include <hip/hip_runtime.h>
@@ -26,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "pmqa/fixtures/case_file.hpp"
 #include "pmqa/fixtures/generate.hpp"
 #include "pmqa/fixtures/rng.hpp"
 #include "pmqa/kernels/lab_hip.hpp"
@@ -184,18 +192,80 @@ struct Kernel {
   std::optional<pmqa::KernelId> kernel;  // absent: the path's first kernel that fits
 };
 
+// JSON's string escaping for the few strings the benchmark writes (names, paths).
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (static_cast<unsigned char>(ch) >= 0x20) out += ch;
+  }
+  return out + "\"";
+}
+
+// --case: each file through the fused path (the kernel list's pick) and the two-stage path.
+int time_case_files(HipBackend& be, const pmqa::kernels::GpuInfo& gpu, const std::vector<std::string>& files, int reps,
+                    const std::string& json_path) {
+  const double bw = copy_bandwidth(be, 20);
+  std::printf("device: %s (%s), %d SMs; measured copy bandwidth %.0f GB/s\n", gpu.name.c_str(), gpu.arch.c_str(),
+              gpu.multiprocessors, bw / 1e9);
+  L2Flusher flusher(be, std::size_t{512} << 20);
+  std::string json = "{\"device\": " + json_string(gpu.name) + ", \"arch\": " + json_string(gpu.arch) +
+                     ", \"copy_gbs\": " + std::to_string(bw / 1e9) + ", \"reps\": " + std::to_string(reps) +
+                     ", \"cases\": [";
+  bool all_correct = true;
+  std::printf("%-26s %-10s %-20s %10s %10s %8s\n", "case", "path", "kernel", "median ms", "min ms", "correct");
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    const pmqa::CaseFile cf = pmqa::read_case_file(files[f]);
+    const pmqa::Case& c = cf.c;
+    const pmqa::Reference ref = pmqa::compute_reference(c, {.precision = pmqa::Precision::fp32});
+    json += std::string(f ? ", " : "") + "{\"file\": " + json_string(files[f]) + ", \"case\": " + json_string(c.name) +
+            ", \"runs\": [";
+    const Path paths[] = {Path::fused, Path::two_stage};
+    for (std::size_t k = 0; k < 2; ++k) {
+      PreparedRun<HipBackend> run(be, paths[k], c, {});
+      const std::string kernel(pmqa::to_string(run.kernel()));
+      const bool correct = correct_once(run, c, ref);
+      for (int i = 0; i < 3; ++i) run.launch();
+      Events ev;
+      std::vector<double> t;
+      for (int i = 0; i < reps; ++i) {
+        flusher.flush();
+        PMQA_HIP_CHECK(hipEventRecord(ev.start, 0));
+        run.launch();
+        PMQA_HIP_CHECK(hipEventRecord(ev.stop, 0));
+        t.push_back(ev.ms());
+      }
+      const double ms = median(t), least = *std::min_element(t.begin(), t.end());
+      std::printf("%-26s %-10s %-20s %10.4f %10.4f %8s\n", c.name.c_str(), k ? "two-stage" : "fused", kernel.c_str(), ms,
+                  least, correct ? "yes" : "NO");
+      json += std::string(k ? ", " : "") + "{\"path\": \"" + (k ? "two-stage" : "fused") + "\", \"kernel\": " +
+              json_string(kernel) + ", \"ms\": " + std::to_string(ms) + ", \"min_ms\": " + std::to_string(least) +
+              ", \"correct\": " + (correct ? "true" : "false") + "}";
+      all_correct = all_correct && correct;
+      std::fflush(stdout);
+    }
+    json += "]}";
+  }
+  json += "]}\n";
+  if (!json_path.empty()) std::ofstream(json_path) << json;
+  return all_correct ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 50;
   bool scaling = true;
   std::string json_path;
+  std::vector<std::string> case_files;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--case") && i + 1 < argc) case_files.emplace_back(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-scaling")) scaling = false;
     else {
-      std::fprintf(stderr, "usage: pmqa_bench_gpu [--reps N] [--no-scaling] [--json FILE]\n");
+      std::fprintf(stderr, "usage: pmqa_bench_gpu [--reps N] [--no-scaling] [--json FILE]\n"
+                           "       pmqa_bench_gpu --case FILE [--case FILE ...] [--reps N] [--json FILE]\n");
       return 2;
     }
   }
@@ -206,6 +276,7 @@ int main(int argc, char** argv) {
   }
   try {
     HipBackend be(gpu->device, gpu->multiprocessors, pmqa::kernels::make_gpu_executor(gpu->device)->caps());
+    if (!case_files.empty()) return time_case_files(be, *gpu, case_files, reps, json_path);
     const double bw = copy_bandwidth(be, 20);
     const double fma = fma_rate(be, gpu->multiprocessors, 20);
     const double mma = mma_rate(be, gpu->multiprocessors, 20);

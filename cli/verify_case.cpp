@@ -34,16 +34,25 @@ std::string name_of(const std::string& name, const fs::path& file) {
   return name.empty() ? file.stem().string() : name;
 }
 
-// The kernel's time as the runner stored it ("bench_ms" metadata). A value that is not a number
-// is shown as it is rather than dropped, so a runner's bug stays visible.
-std::string kernel_time(const CaseFile& f) {
-  const auto it = f.extra.find("bench_ms");
+// One time the runner stored ("kernel_ms", "bench_ms" metadata) as "<ms> ms", or "" when absent. A
+// value that is not a number is shown as it is rather than dropped, so a runner's bug stays visible.
+std::string stored_ms(const CaseFile& f, const char* key) {
+  const auto it = f.extra.find(key);
   if (it == f.extra.end()) return "";
   const std::string v = it->second.substr(0, 32);
   char* end = nullptr;
   const double ms = std::strtod(v.c_str(), &end);
   if (!v.empty() && end == v.c_str() + v.size() && std::isfinite(ms)) return v + " ms";
-  return "bench_ms \"" + v + "\"";
+  return std::string(key) + " \"" + v + "\"";
+}
+
+// The op's times as pmqa-run stored them: its kernels' device time (what the speed gate judges)
+// beside its wall time, "0.061 ms kernels, 0.080 ms wall"; the wall time alone from a runner that
+// recorded no kernel time.
+std::string kernel_time(const CaseFile& f) {
+  const std::string kernels = stored_ms(f, "kernel_ms"), wall = stored_ms(f, "bench_ms");
+  if (kernels.empty()) return wall;
+  return kernels + " kernels" + (wall.empty() ? "" : ", " + wall + " wall");
 }
 
 // What pmqa-run recorded about the run beside the logits: the path the kernels it saw mean
@@ -62,9 +71,9 @@ std::string verdict_line(const char* verdict, const std::string& time, const Cas
   line += run_facts(f);
   const double region = std::max({rep.block.worst, rep.row.worst, rep.global.worst});
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-26s %-34s err/bound %-8s region %-8s calc_diff %-9s", f.c.name.c_str(),
+  std::snprintf(buf, sizeof buf, "  %-26s %-34s err/bound %-8s region %-8s bias %-8s calc_diff %-9s", f.c.name.c_str(),
                 shape_summary(f.c).c_str(), format_g(rep.worst_bound_ratio).c_str(), format_g(region).c_str(),
-                rep.calc_diff ? format_g(*rep.calc_diff).c_str() : "n/a");
+                format_g(rep.bias.worst).c_str(), rep.calc_diff ? format_g(*rep.calc_diff).c_str() : "n/a");
   line += buf;
   if (rep.nan_seen.cells > 0) line += " nan " + rep.nan_seen.describe();
   if (!rep.passed()) {
@@ -153,7 +162,8 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
     if (options.map) write_error_map(*options.map, rep, file);
     nlohmann::json j = rep.to_json();
     j["file"] = file.string();
-    for (const char* key : {"bench_ms", "floor_ratio", "floor_ms", "path", "kernels"})
+    for (const char* key : {"bench_ms", "kernel_ms", "floor_ratio", "floor_ratio_wall", "floor_basis", "floor_ms", "path",
+                            "kernels"})
       if (const auto it = f.extra.find(key); it != f.extra.end()) j[key] = it->second;
     v.result = {suite_of(f.c.suite), name_of(f.c.name, file), ok, false, false, seconds_since(t0),
                 ok ? "worst error/bound " + format_g(rep.worst_bound_ratio)

@@ -1,6 +1,8 @@
 // pmqa verify on files holding good and bad kernel output: pass (0), mismatch (1), the contract
 // and tolerance overrides, unwritten cells, the kernel time, and the worst status over many files.
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <algorithm>
 #include <regex>
 
@@ -138,6 +140,18 @@ TEST(VerifyCommand, ShowsTheKernelTimeBesideTheVerdict) {
   const auto r = run_pmqa("verify " + q(file));
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("PASS 0.42 ms"), std::string::npos) << r.output;
+  // pmqa-run's kernel time (what its speed gate judges) beside the wall time, and the gated ratio
+  f.extra["kernel_ms"] = "0.31";
+  f.extra["floor_ratio"] = "3.7";
+  f.extra["floor_ratio_wall"] = "5.1";
+  write_case_file(file, f);
+  const auto both = run_pmqa("verify " + q(file) + " --json " + q(tmp / "v.json"));
+  EXPECT_EQ(both.status, 0) << both.output;
+  EXPECT_NE(both.output.find("PASS 0.31 ms kernels, 0.42 ms wall x3.7 floor"), std::string::npos) << both.output;
+  std::ifstream json(tmp / "v.json");
+  const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"kernel_ms\": \"0.31\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"floor_ratio_wall\": \"5.1\""), std::string::npos) << text;
 }
 
 // An error the fp32 profile rejects and the bf16-output profile accepts: the file's "tolerance"
@@ -178,6 +192,24 @@ TEST(VerifyCommand, ToleranceFromMetadataAndFlag) {
   EXPECT_NE(bad.output.find(file.string() + ": __metadata__.tolerance: unknown tolerance profile 'fp16'"),
             std::string::npos)
       << bad.output;
+}
+
+// The whole output 1 % too large: inside every cell's noise under bf16-output, so only the bias
+// gate fails it; the verdict line and the report name the gate and the sign.
+TEST(VerifyCommand, AScaleInsideTheNoiseFailsTheBiasGateNamingItsSign) {
+  TempDir tmp;
+  CaseFile f = reference_case_file(kCase);
+  for (float& x : *f.logits)
+    if (std::isfinite(x)) x *= 1.01f;
+  f.extra["tolerance"] = "bf16-output";
+  const auto file = tmp / "scaled.safetensors";
+  write_case_file(file, f);
+  const auto r = run_pmqa("verify " + q(file) + " --json " + q(tmp / "v.json"));
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("FAIL +edge-lengths-1d .* bias [0-9.]+ .*\\[bias \\(magnitude too large\\)\\]")))
+      << r.output;
+  EXPECT_NE(r.output.find("value mismatches 0,"), std::string::npos) << "no cell is over its limit\n" << r.output;
+  EXPECT_NE(r.output.find("bias gate: all valid cells"), std::string::npos) << r.output;
 }
 
 // Every file is reported; the exit status is the worst one (2 over 1 over 0).

@@ -51,6 +51,14 @@ struct FnNanAsNumber : kd::Faithful {
   static PMQA_DEV float decode_k(std::uint8_t code) { return decode<kFnuz>(code); }
 };
 
+// Class 3, a scale constant close to 1: the keys decoded 1 % too large (the kind of error a wrong
+// constant folded into a decode or a scale gives). Every logit is 1 % too large: inside every
+// cell's noise under the bf16 profiles, so there only the sign of the errors (the bias gate) shows it.
+struct KeysOnePercentLarge : kd::Faithful {
+  template <bool kFnuz>
+  static PMQA_DEV float decode_k(std::uint8_t code) { return kd::fp8_to_float<kFnuz>(code) * 1.01f; }
+};
+
 }  // namespace
 
 void add_codec_mutants(std::vector<Mutant>& out) {
@@ -68,6 +76,10 @@ void add_codec_mutants(std::vector<Mutant>& out) {
   out.push_back(kernel_mutant(4, "fn-nan-as-number", "OCP NaN codes 0x7F/0xFF decoded as +-480 by the normal formula",
                               "spec §6 class 4: Triton 10745", "Hooks::decode_q/decode_k: 0x7F/0xFF -> +-480 when FN",
                               factory<FnNanAsNumber>("fn-nan-as-number")));
+  out.push_back(kernel_mutant(3, "keys-one-percent-large",
+                              "the keys decoded 1 % too large (a wrong constant near 1): every logit 1 % too large",
+                              "issue 35: a wrong scale constant inside bf16's noise", "Hooks::decode_k x 1.01",
+                              factory<KeysOnePercentLarge>("keys-one-percent-large")));
 }
 
 }  // namespace pmqa::gauntlet::detail

@@ -20,7 +20,10 @@ struct OwnOutputs {
   std::string kernel;   // "fused-mma/wgmma" or "two-stage"
   std::string profile;  // its tolerance profile
   int outputs = 0, passed = 0;
-  double worst[4] = {0, 0, 0, 0};  // element, block, row, global, over the passing outputs
+  double worst[5] = {0, 0, 0, 0, 0};  // element, block, row, global, bias, over the passing outputs
+  // The whole output's signed means of err / sigma (offset) and err / sigma x sign(ref) (scale),
+  // their extremes over the passing outputs: a matrix unit that truncates shows a negative scale.
+  double offset_lo = 0, offset_hi = 0, scale_lo = 0, scale_hi = 0;
   std::vector<fixtures::MutantTally> tallies;
   std::vector<std::string> failures;  // a report per output that did not pass
 };
@@ -43,8 +46,12 @@ inline void judge_own_output(const std::string& case_name, const Case& c, const 
     return;
   }
   ++row.passed;
-  const double w[4] = {rep.worst_bound_ratio, rep.block.worst, rep.row.worst, rep.global.worst};
-  for (int i = 0; i < 4; ++i) row.worst[i] = std::max(row.worst[i], w[i]);
+  const double w[5] = {rep.worst_bound_ratio, rep.block.worst, rep.row.worst, rep.global.worst, rep.bias.worst};
+  for (int i = 0; i < 5; ++i) row.worst[i] = std::max(row.worst[i], w[i]);
+  row.offset_lo = std::min(row.offset_lo, rep.means.offset);
+  row.offset_hi = std::max(row.offset_hi, rep.means.offset);
+  row.scale_lo = std::min(row.scale_lo, rep.means.scale);
+  row.scale_hi = std::max(row.scale_hi, rep.means.scale);
   for (const auto& m : fixtures::study_output_mutants(c, oracle, run.out, options, study)) {
     auto it = std::find_if(row.tallies.begin(), row.tallies.end(), [&](const auto& x) { return x.name == m.name; });
     if (it == row.tallies.end()) {
@@ -57,8 +64,8 @@ inline void judge_own_output(const std::string& case_name, const Case& c, const 
 }
 
 inline void print_own_outputs(const char* title, const std::map<std::string, OwnOutputs>& rows) {
-  std::printf("\n%s\n%-22s %-12s %9s  %-34s", title, "kernel", "profile", "passed",
-              "worst over limit (el/block/row/global)");
+  std::printf("\n%s\n%-22s %-12s %9s  %-44s %-30s", title, "kernel", "profile", "passed",
+              "worst over limit (el/block/row/global/bias)", "mean err/sigma: offset, scale");
   std::vector<std::string> mutants;
   for (const auto& [_, row] : rows)
     for (const auto& t : row.tallies)
@@ -66,10 +73,13 @@ inline void print_own_outputs(const char* title, const std::map<std::string, Own
   for (const auto& m : mutants) std::printf(" %22s", m.c_str());
   std::printf("\n");
   for (const auto& [_, row] : rows) {
-    char worst[64];
-    std::snprintf(worst, sizeof worst, "%.3g / %.3g / %.3g / %.3g", row.worst[0], row.worst[1], row.worst[2],
-                  row.worst[3]);
-    std::printf("%-22s %-12s %4d/%-4d  %-34s", row.kernel.c_str(), row.profile.c_str(), row.passed, row.outputs, worst);
+    char worst[96], means[64];
+    std::snprintf(worst, sizeof worst, "%.3g / %.3g / %.3g / %.3g / %.3g", row.worst[0], row.worst[1], row.worst[2],
+                  row.worst[3], row.worst[4]);
+    std::snprintf(means, sizeof means, "%+.2g..%+.2g, %+.2g..%+.2g", row.offset_lo, row.offset_hi, row.scale_lo,
+                  row.scale_hi);
+    std::printf("%-22s %-12s %4d/%-4d  %-44s %-30s", row.kernel.c_str(), row.profile.c_str(), row.passed, row.outputs,
+                worst, means);
     for (const auto& m : mutants) {
       auto it = std::find_if(row.tallies.begin(), row.tallies.end(), [&](const auto& x) { return x.name == m; });
       char cell[48] = "-";

@@ -43,7 +43,9 @@ TEST(HostOwnOutputs, PassWithHeadroomAndTheirMutantsFail) {
   ASSERT_GE(rows.size(), 4u) << "fewer kernels ran than configured";
   for (const auto& [kernel, row] : rows) {
     EXPECT_EQ(row.passed, row.outputs) << kernel << ": " << (row.failures.empty() ? "" : row.failures.front());
-    for (double w : row.worst) EXPECT_LE(w, 0.1) << kernel << " sits within 10x of a gate";
+    for (int i = 0; i < 4; ++i) EXPECT_LE(row.worst[i], 0.1) << kernel << " sits within 10x of a gate";
+    // A mean's chance term shrinks only as 1/sqrt(cells) (the corpus test says the same).
+    EXPECT_LE(row.worst[4], 0.15) << kernel << " sits within 6.7x of the bias gate";
     for (const auto& t : row.tallies) {
       if (t.name.find("every row") != std::string::npos) continue;  // rates, reported
       if (t.name.rfind("cell", 0) == 0) EXPECT_GE(t.rate(), 0.95) << kernel << ": " << t.name;

@@ -24,6 +24,7 @@ Tolerance Tolerance::matrix_unit() {
   Tolerance t;
   t.name = "matrix-unit";
   t.unit_d = 0x1p-13;  // ~14 significant bits kept inside the matrix unit's accumulation
+  t.bias_allowed = 0.25;  // the H200's fp8 tensor cores shrink |logit| by up to 0.027 sigma (tolerance.hpp)
   return t;
 }
 
@@ -39,6 +40,7 @@ Tolerance Tolerance::matrix_unit_bf16() {
   Tolerance t = bf16_output();
   t.name = "matrix-unit-bf16";
   t.unit_d = matrix_unit().unit_d;
+  // bf16's rounding dominates sigma: the tensor cores' bias is under 0.01 sigma here (tolerance.hpp)
   return t;
 }
 

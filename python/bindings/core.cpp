@@ -438,13 +438,29 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("physical_block", &RegionMismatch::physical_block)
       .def_readonly("cells", &RegionMismatch::cells)
       .def_readonly("rms", &RegionMismatch::rms)
-      .def_readonly("limit", &RegionMismatch::limit);
+      .def_readonly("limit", &RegionMismatch::limit)
+      .def_property_readonly("over", [](const RegionMismatch& g) { return std::string(to_string(g.over)); })
+      .def_property_readonly("bias_kind",
+                             [](const RegionMismatch& g) -> py::object {
+                               if (g.gate != Gate::bias) return py::none();
+                               return py::str(std::string(to_string(g.bias_kind)));
+                             })
+      .def_property_readonly("bias",
+                             [](const RegionMismatch& g) -> py::object {
+                               if (g.gate != Gate::bias) return py::none();
+                               return py::float_(g.bias);
+                             })
+      .def_property_readonly("sign", [](const RegionMismatch& g) -> py::object {
+        if (g.gate != Gate::bias) return py::none();
+        return py::str(std::string(bias_sign(g.bias_kind, g.bias)));
+      });
 
   py::class_<ErrorMap> error_map(m, "ErrorMap");
   error_map.def_readonly("rows", &ErrorMap::rows)
       .def_readonly("blocks", &ErrorMap::blocks)
       .def_readonly("block_size", &ErrorMap::block_size)
       .def_readonly("global_gate", &ErrorMap::global_gate)
+      .def_readonly("global_bias", &ErrorMap::global_bias)
       .def_readonly("guard_outside_rows", &ErrorMap::guard_outside_rows)
       .def_property_readonly("worst", [](const ErrorMap& x) { return map_array(x.worst, x.rows, x.blocks); })
       .def_property_readonly("flags", [](const ErrorMap& x) { return map_array(x.flags, x.rows, x.blocks); })
@@ -468,6 +484,8 @@ PYBIND11_MODULE(_core, m) {
   error_map.attr("INF_PATTERN") = static_cast<int>(ErrorMap::inf_pattern);
   error_map.attr("NAN") = static_cast<int>(ErrorMap::nan);
   error_map.attr("ROW_GATE") = static_cast<int>(ErrorMap::row_gate);
+  error_map.attr("BIAS_GATE") = static_cast<int>(ErrorMap::bias_gate);
+  error_map.attr("ROW_BIAS") = static_cast<int>(ErrorMap::row_bias);
   error_map.attr("GUARD") = static_cast<int>(ErrorMap::guard);
 
   py::class_<Report>(m, "Report")
@@ -503,6 +521,17 @@ PYBIND11_MODULE(_core, m) {
                                d["block"] = py::make_tuple(r.block.worst, r.block.failing);
                                d["row"] = py::make_tuple(r.row.worst, r.row.failing);
                                d["global"] = py::make_tuple(r.global.worst, r.global.failing);
+                               d["bias"] = py::make_tuple(r.bias.worst, r.bias.failing);
+                               return d;
+                             })
+      .def_property_readonly("bias",
+                             [](const Report& r) {
+                               py::dict d;
+                               d["offset"] = r.means.offset;
+                               d["scale"] = r.means.scale;
+                               d["limit"] = r.means.limit;
+                               d["cells"] = r.means.cells;
+                               d["signs"] = r.means.signs();
                                return d;
                              })
       .def_property_readonly("nan_seen",

@@ -17,8 +17,14 @@ import numpy as np
 try:
     from pmqa.run.backend import record_kernel
 except ImportError:  # the stand-ins also run without pmqa-run on the path
-    def record_kernel(name):
+    def record_kernel(name, nbytes=0):
         pass
+
+
+def nbytes(*arrays) -> int:
+    """The bytes of what a kernel reads or writes (an Fp8Tensor counts its codes): what the numpy
+    backend's device model times a launch by (record_kernel)."""
+    return int(sum(np.asarray(getattr(a, "codes", a)).nbytes for a in arrays))
 
 # ============================================================================ spec §3: fp8 decode
 
@@ -156,10 +162,16 @@ EAGER_KERNELS = ("void at::native::index_elementwise_kernel<128, 4, at::native::
 
 
 def eager_ok(q, kv_cache, weights, context_lens, block_table, max_model_len):
-    for name in EAGER_KERNELS:
-        record_kernel(name)
-    rows = q.codes.shape[0] * q.codes.shape[1]
+    """The eager op: its launches as the profiler lists them, each with the bytes an eager op moves
+    (the keys gathered and copied, the per-head scores written, clamped and summed: H-fold)."""
+    rows, heads = q.codes.shape[0] * q.codes.shape[1], q.codes.shape[2]
     out = np.empty((rows, max_model_len), dtype=np.float32)
+    per_head = heads * out.nbytes
+    record_kernel(EAGER_KERNELS[0], 2 * nbytes(kv_cache) + nbytes(block_table, context_lens))
+    record_kernel(EAGER_KERNELS[1], 2 * nbytes(kv_cache))
+    record_kernel(EAGER_KERNELS[2], nbytes(q, kv_cache) + per_head)
+    record_kernel(EAGER_KERNELS[3], 2 * per_head + nbytes(weights))
+    record_kernel(EAGER_KERNELS[4], per_head + out.nbytes)
     logits_into(out, q, kv_cache, weights, context_lens, block_table, max_model_len, tail="all")
     return out
 
@@ -193,7 +205,8 @@ def aiter_fused_ok(q_fp8, kv_cache, weights, out_logits, context_lens, block_tab
     batch = q_fp8.codes.shape[0]
     _ = (batch * q_fp8.codes.shape[1]) // batch  # the wrapper's split of the grid: B = 0 divides by zero
     layout = "shuffle" if Preshuffle else "normal"
-    record_kernel("_gluon_deepgemm_fp8_paged_mqa_logits_preshuffle" if Preshuffle else "_deepgemm_fp8_paged_mqa_logits")
+    record_kernel("_gluon_deepgemm_fp8_paged_mqa_logits_preshuffle" if Preshuffle else "_deepgemm_fp8_paged_mqa_logits",
+                  nbytes(q_fp8, kv_cache, weights, context_lens, block_table, out_logits))
     logits_into(out_logits, q_fp8, kv_cache, weights, context_lens, block_table, max_model_len, tail="chunk",
                 chunk=ChunkK, layout=layout, relu="clamp")
     return "cache-key"  # AITER returns a compile-cache key; the runner ignores it
@@ -217,7 +230,8 @@ def aiter_stage1_ok(q_fp8, kv_cache, weights, out_qk, context_lens, block_table,
     groups = heads // ChunkQ
     _ = out_qk.shape[0] // groups  # H < ChunkQ: no group, and the grid split divides by zero
     assert heads % ChunkQ == 0
-    record_kernel("_deepgemm_fp8_paged_mqa_logits_stage1")
+    record_kernel("_deepgemm_fp8_paged_mqa_logits_stage1", nbytes(q_fp8, kv_cache, weights, context_lens, block_table,
+                                                                 out_qk))
     n_count = q_fp8.codes.shape[1]
     for b, e, v in per_head_values(q_fp8, kv_cache, weights, context_lens, block_table, relu="clamp"):
         for n in range(n_count):
@@ -239,7 +253,7 @@ def aiter_stage1_triton(q_fp8, kv_cache, weights, out_qk, context_lens, block_ta
 def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms):
     assert np.asarray(context_lens).ndim == 2, "DeepGEMM's metadata takes 2-D context_lens"
     record_kernel("void deep_gemm::smxx_paged_mqa_logits_metadata<32u, 256u, 132u>(unsigned int, unsigned int, bool, "
-                  "unsigned int const*, unsigned int*)")
+                  "unsigned int const*, unsigned int*)", nbytes(context_lens) + (num_sms + 1) * 8)
     meta = np.zeros((num_sms + 1, 2), dtype=np.int32)
     meta[:, 0] = np.arange(num_sms + 1)
     meta[0, 1] = block_kv
@@ -267,11 +281,12 @@ def deepgemm_ok(q, kv_cache, weights, context_lens, block_table, schedule_meta, 
     _deepgemm_assert(dim in (32, 64, 128), f"unsupported head_dim {dim}")
     _deepgemm_assert(kv_cache.strides[0] % 16 == 0, "kv_cache.stride(0) * kv_cache.element_size() % 16 == 0 (TMA)")
     assert schedule_meta.shape[1] == 2 and schedule_meta[0, 1] == kv_cache.shape[1]
-    record_kernel("void deep_gemm::sm90_fp8_paged_mqa_logits<64u, 2u, 128u, 64u, 4u, 128u, 256u, float>(...)")
     rows = b_count * n_count
     stride = -(-max(max_context_len, 1) // 256) * 256                 # DeepGEMM pads rows
     out = uninitialised((rows, stride))[:, :max_context_len]
     computed = np.repeat(lens[:, -1:], n_count, axis=1) if n_count else lens
+    record_kernel("void deep_gemm::sm90_fp8_paged_mqa_logits<64u, 2u, 128u, 64u, 4u, 128u, 256u, float>(...)",
+                  nbytes(q, kv_cache, weights, lens, block_table, out))
     full = np.full((rows, max_context_len), np.nan, dtype=np.float32)
     logits_into(full, q, kv_cache, weights, lens, block_table, max_context_len, tail="all" if clean_logits else "none",
                 relu="clamp")
@@ -443,13 +458,15 @@ def _engine_entry(fused_archs, q, kv_cache, weights, context_lens, block_tables,
         aiter_fused_ok(q, kv_cache, weights, out, context_lens, block_tables, max_model_len, Preshuffle=bs > 1,
                        KVBlockSize=bs, ChunkK=256)
         return out
-    record_kernel("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
-                  "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)")
     out_qk = np.full((heads, rows, max_model_len), -np.inf, dtype=np.float32)
+    record_kernel("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+                  "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)", nbytes(out_qk))
     aiter_stage1_ok(q, kv_cache, weights, out_qk, context_lens, block_tables, max_model_len, ChunkQ=heads)
+    out = out_qk.sum(0)
     record_kernel("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<"
-                  "float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)> > >(...)")
-    return out_qk.sum(0)
+                  "float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)> > >(...)",
+                  nbytes(out_qk, out))
+    return out
 
 
 def engine_entry(*args):
@@ -501,8 +518,24 @@ def exits(q, *args):
 
 
 def slow(q, *args):
-    """eager_ok after 0.25 s of sleep: far above any byte floor."""
-    time.sleep(0.25)
+    """eager_ok after a kernel that streams 25 GB (0.25 s on the numpy device): far above any floor."""
+    record_kernel("my_library::slow_prologue_kernel", 25 * 10**9)
+    return eager_ok(q, *args)
+
+
+def vllm_eager_no_kernels(q, kv_cache, weights, context_lens, block_table, max_model_len):
+    """The eager op's numbers with no kernel launched: what the profiler sees of an op that ran on
+    another device, or of a profiler that records nothing."""
+    rows = q.codes.shape[0] * q.codes.shape[1]
+    out = np.empty((rows, max_model_len), dtype=np.float32)
+    logits_into(out, q, kv_cache, weights, context_lens, block_table, max_model_len, tail="all")
+    return out
+
+
+def host_200us_before_launch(q, *args):
+    """eager_ok behind a slow Python wrapper: the host sleeps 200 us before the first launch, which
+    the speed gate must not count (the kernel time leaves the host out)."""
+    time.sleep(200e-6)
     return eager_ok(q, *args)
 
 

@@ -250,6 +250,27 @@ def test_assert_matches_message_is_the_report(plain):
     assert "reproduce: the inputs: pmqa gen --suite quick --case edge-lengths-1d" in str(info.value)
 
 
+def test_a_scale_inside_every_cells_noise_fails_the_bias_gate_with_its_sign(quick):
+    """The whole output x1.01 under bf16-output: every cell stays well inside its element limit and
+    the rms gates pass it; the bias gate fails it and the report says which way the output is off."""
+    c = max(quick, key=lambda x: int(np.clip(x.valid_keys, 0, None).sum()))
+    good = correct_logits(c)
+    assert pmqa.verify(c, good, tolerance="bf16-output").passed
+    for factor, sign in ((1.01, "magnitude too large"), (0.99, "magnitude too small")):
+        rep = pmqa.verify(c, good * np.float32(factor), tolerance="bf16-output")
+        assert not rep.passed and rep.worst < 1, c.name
+        assert rep.broken == f"bias ({sign})", str(rep)
+        assert rep.bias["signs"] == sign and (rep.bias["scale"] > 0) == (factor > 1)
+        assert rep.bias["cells"] > 0 and abs(rep.bias["scale"]) > rep.bias["limit"]
+        assert rep.gates["bias"][1] == rep.counts["bias_regions"] >= 1
+        whole = [g for g in rep.regions if g.gate == "bias" and g.over == "global"]
+        assert whole and whole[0].bias_kind == "scale" and whole[0].sign == sign
+        assert all(g.bias is None for g in rep.regions if g.gate != "bias")
+        text = str(rep)
+        assert f"broke: bias ({sign})" in text and "bias gate: all valid cells" in text
+        assert rep.to_json()["bias"]["signs"] == sign
+
+
 # ------------------------------------------------------------------ case files, and the CLI's defaults and text
 
 def write_file(case, path, logits, **metadata):

@@ -106,6 +106,33 @@ def test_a_broken_kernel_fails_exactly_where_verify_fails(standin):
         result.stdout.fnmatch_lines([f"FAILED test_broken.py::test_kernel[[]{name}[]]*"])
 
 
+SCALED = '''
+import numpy as np
+import pmqa
+from standin import my_kernel
+
+
+def test_kernel(pmqa_case):
+    c = pmqa_case
+    # the planted bug: a scale constant 1 % off, inside every cell's noise under bf16-output
+    logits = my_kernel(c.q, c.kv_cache_blocks, c.weights, c.context_lens, c.block_table, c.max_model_len,
+                       fp8=c.fp8, layout=c.layout) * np.float32(1.01)
+    pmqa.assert_matches(c, logits, tolerance="bf16-output")
+'''
+
+
+def test_a_small_scale_fails_naming_the_bias_and_its_sign(standin):
+    """The message of a case only the bias gate catches names that gate and which way it is off."""
+    name = max(pmqa.cases("quick"), key=lambda x: int(x.valid_keys.clip(0).sum())).name
+    standin.makepyfile(test_scaled=SCALED)
+    result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-case", name, "--junitxml=junit.xml")
+    result.assert_outcomes(failed=1)
+    outcome, message = junit_cases(standin.path / "junit.xml")[name]
+    assert outcome == "failed"
+    assert "(broke: bias (magnitude too large))" in message, message[:2000]
+    assert "bias gate: all valid cells" in message and "magnitude too large" in message
+
+
 def test_options_and_marker_choose_the_cases(standin):
     standin.makepyfile(test_pick='''
 import pytest

@@ -264,9 +264,21 @@ class Gates(_Run):
         got = pmqa.cases.read_case_file(self.out / "a.safetensors")
         src = pmqa.cases.read_case_file(self.cases / "a.safetensors")
         self.assertEqual(int(got.extra["floor_bytes"]), floor_bytes(src, "clean").total)
-        ratio = float(got.extra["floor_ratio"])
-        self.assertAlmostEqual(ratio, float(got.extra["bench_ms"]) / float(got.extra["floor_ms"]), delta=ratio * 1e-3)
+        ratio = float(got.extra["floor_ratio"])  # gated: the kernel time; the wall time's ratio beside it
+        self.assertAlmostEqual(ratio, float(got.extra["kernel_ms"]) / float(got.extra["floor_ms"]), delta=ratio * 1e-3)
+        wall = float(got.extra["floor_ratio_wall"])
+        self.assertAlmostEqual(wall, float(got.extra["bench_ms"]) / float(got.extra["floor_ms"]), delta=wall * 1e-3)
         self.assertIn(f"x{got.extra['floor_ratio']} floor", text)
+        # --copy-gbps: the floor at a stated bandwidth instead of a measured one
+        status, text = self.run_main("--op", "run_standins:eager_ok", "--convention", "eager", "--max-floor-ratio",
+                                     "1e12", "--floor-min-mb", "0", "--iters", "1", "--warmup", "0", "--copy-gbps", "50")
+        self.assertEqual(status, 0, text)
+        pinned = pmqa.cases.read_case_file(self.out / "a.safetensors").extra
+        self.assertEqual(pinned["copy_gbps"], "50")
+        self.assertAlmostEqual(float(pinned["floor_ms"]), floor_bytes(src, "clean").total / 50e9 * 1e3, places=6)
+        status, text = self.run_main("--op", "run_standins:eager_ok", "--convention", "eager", "--copy-gbps", "0")
+        self.assertEqual(status, 2, text)
+        self.assertIn("--copy-gbps must be > 0", text)
         # 0.25 s per call is far past ten times the fast op's ratio
         status, text = self.run_main("--op", "run_standins:slow", "--convention", "eager", "--max-floor-ratio",
                                      f"{10 * ratio:g}", "--floor-min-mb", "0", "--iters", "2", "--warmup", "0")
@@ -278,6 +290,48 @@ class Gates(_Run):
         self.assertEqual(status, 0, text)
         self.assertIn("floor (not gated)", text)
         self.assertIn("below --floor-min-mb 16", pmqa.cases.read_case_file(self.out / "a.safetensors").extra["floor_gate"])
+
+    def test_the_gated_ratio_leaves_a_slow_host_out(self):
+        """The same op behind 200 us of host sleep before its launch: the gated ratio (kernel time
+        over the floor) stays within 10 % of the op's own, while the wall time's ratio moves by the
+        host's 200 us, so a gate on wall time would fail this test. The numpy device's kernel times
+        follow what an op launches (pmqa.run.backend: a device model; the shared host's clock could
+        not give a figure stable to 10 %), so the kernel time is the launches' sum and nothing else."""
+        self.write(si.make_case(seed=7, batch=8, heads=32, head_dim=64, max_blocks=8, num_blocks=70, name="timed"))
+        got = {}
+        for op in ("eager_ok", "host_200us_before_launch"):
+            status, text = self.run_main("--op", f"run_standins:{op}", "--convention", "eager", "--in-process",
+                                         "--max-floor-ratio", "1e9", "--floor-min-mb", "0", "--iters", "11",
+                                         "--warmup", "2")
+            self.assertEqual(status, 0, text)
+            x = pmqa.cases.read_case_file(self.out / "timed.safetensors").extra
+            self.assertTrue(x["floor_basis"].startswith("kernel time: numpy backend"), x["floor_basis"])
+            self.assertEqual(x["kernel_activities"], "5")
+            self.assertRegex(text, r"ok +timed .* ms kernels, [0-9.e+-]+ ms wall +x[0-9.e+]+ floor")
+            got[op] = x
+        plain, host = got["eager_ok"], got["host_200us_before_launch"]
+        ratio = {k: float(host[k]) / float(plain[k]) for k in ("floor_ratio", "floor_ratio_wall")}
+        self.assertLess(abs(ratio["floor_ratio"] - 1), 0.10, (plain, host))
+        self.assertGreater(ratio["floor_ratio_wall"], 1.10, "a gate on wall time would fail the same op")
+        self.assertGreater(float(host["bench_ms"]) - float(plain["bench_ms"]), 0.15, "the wall time holds the sleep")
+        # The kernel time is the sum of what the call launched, on the device model.
+        from pmqa.run.backend import numpy_kernel_ms
+        cf = pmqa.cases.read_case_file(self.cases / "timed.safetensors")
+        kv, out = cf.kv_cache.shape[0] * cf.block_size * (cf.head_dim + 4), cf.rows * cf.max_model_len * 4
+        launches = (2 * kv + cf.block_table.nbytes + cf.context_lens.nbytes, 2 * kv, cf.q.nbytes + kv + cf.heads * out,
+                    2 * cf.heads * out + cf.weights.nbytes, cf.heads * out + out)
+        self.assertAlmostEqual(float(plain["kernel_ms"]), sum(numpy_kernel_ms(n) for n in launches), places=4)
+
+    def test_no_device_activity_is_not_a_pass(self):
+        """An op whose timed calls launch nothing the profiler sees cannot be judged on kernel time:
+        the gate fails it, saying so, rather than passing a time of zero."""
+        self.write(si.make_case(seed=1, name="a"))
+        status, text = self.run_main("--op", "run_standins:vllm_eager_no_kernels", "--convention", "eager",
+                                     "--in-process", "--max-floor-ratio", "--floor-min-mb", "0", "--iters", "2",
+                                     "--warmup", "0")
+        self.assertEqual(status, 1, text)
+        self.assertIn("the profiler recorded no device activity in 2 of 2 timed call(s)", text)
+        self.assertEqual(pmqa.cases.read_case_file(self.out / "a.safetensors").extra["floor_ratio"], "unknown")
 
     def test_expect_path_reads_the_kernels(self):
         self.write(si.make_case(seed=1, name="a"), si.make_case(seed=2, name="shuffled", layout="shuffle",

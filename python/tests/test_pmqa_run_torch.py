@@ -183,9 +183,15 @@ class TorchBackendTests(unittest.TestCase):
             with self.subTest(device=device):
                 b = TorchBackend(device)
                 x = torch.ones(1 << 20, device=b.device)
-                times = b.time_calls(lambda: x.mul_(1.0), lambda: None, 1, 3, 1 << 20)
-                self.assertEqual(len(times), 3)
-                self.assertTrue(all(t > 0 for t in times))
+                t = b.time_calls(lambda: x.mul_(1.0), lambda: None, 1, 3, 1 << 20)
+                self.assertEqual(len(t.wall_ms), 3)
+                self.assertTrue(all(ms > 0 for ms in t.wall_ms))
+                if b.is_cuda:  # the profiler's pass: one kernel per call
+                    self.assertEqual(t.activities, [1, 1, 1])
+                    self.assertTrue(all(ms > 0 for ms in t.kernel_ms))
+                else:
+                    self.assertIsNone(t.kernel_ms)
+                    self.assertIn("wall time only", t.how)
 
 
 if __name__ == "__main__":

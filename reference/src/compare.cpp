@@ -41,15 +41,21 @@ double element_limit(const Case& c, const Reference& ref, const Tolerance& t, st
 
 namespace {
 
-// Sums of (err / sigma)^2 over the compared cells of one region.
+// Sums over the compared cells of one region of z = (out - ref) / sigma: z^2 (the rms gates), z
+// and z x sign(ref) (the bias gate's offset and scale means).
 struct RegionSums {
-  double z2 = 0;
+  double z2 = 0, z = 0, zs = 0;
   std::int64_t cells = 0;
-  void add(double z) {
-    z2 += z * z;
+  void add(double signed_z, double ref) {
+    z2 += signed_z * signed_z;
+    z += signed_z;
+    zs += ref > 0 ? signed_z : ref < 0 ? -signed_z : 0.0;
     ++cells;
   }
   double rms() const { return cells > 0 ? std::sqrt(z2 / static_cast<double>(cells)) : 0.0; }
+  double mean(BiasKind kind) const {
+    return cells > 0 ? (kind == BiasKind::offset ? z : zs) / static_cast<double>(cells) : 0.0;
+  }
 };
 
 class Comparer {
@@ -65,7 +71,23 @@ class Comparer {
     rep.nan_rule = o_.nan;
     if (o_.with_map) start_map(rep);
     for (std::int64_t r = 0; r < c_.rows(); ++r) compare_row(r, rep);
-    judge_region(rep, rep.global, all_, {.gate = Gate::global});
+    judge_region(rep, rep.global, all_, {.gate = Gate::global, .over = Gate::global});
+    if (judge_bias(rep, all_, {.gate = Gate::bias, .over = Gate::global}) && map_) map_->global_bias = true;
+    for (int level = 2; level >= 0; --level) {
+      const BiasSummary& s = signs_[level];
+      if (!(s.too_large || s.too_small || s.above || s.below)) continue;
+      rep.means.too_large = s.too_large;
+      rep.means.too_small = s.too_small;
+      rep.means.above = s.above;
+      rep.means.below = s.below;
+      break;
+    }
+    if (all_.cells > 0) {
+      rep.means.offset = all_.mean(BiasKind::offset);
+      rep.means.scale = all_.mean(BiasKind::scale);
+      rep.means.limit = bias_limit(o_.tolerance, all_.cells);
+      rep.means.cells = all_.cells;
+    }
     rep.guard_violations = out_.count_guard_violations();
     if (map_) finish_map(rep);
     if (all_.cells > 0) rep.calc_diff = sum_sq_ == 0 ? 0.0 : 1.0 - 2.0 * sum_xy_ / sum_sq_;
@@ -130,16 +152,20 @@ class Comparer {
     }
     if (e > 0) {
       close_block(rep, block, r, (e - 1) / c_.block_size);
-      RegionMismatch where{.gate = Gate::row, .row = r, .b = r / c_.next_n, .n = r % c_.next_n};
+      RegionMismatch where{.gate = Gate::row, .over = Gate::row, .row = r, .b = r / c_.next_n, .n = r % c_.next_n};
       if (judge_region(rep, rep.row, row, where) && map_) map_->row_flags[static_cast<std::size_t>(r)] |= ErrorMap::row_gate;
+      where.gate = Gate::bias;
+      if (judge_bias(rep, row, where) && map_) map_->row_flags[static_cast<std::size_t>(r)] |= ErrorMap::row_bias;
     }
   }
 
   void close_block(Report& rep, RegionSums& block, std::int64_t r, std::int64_t logical) {
     const std::int64_t b = r / c_.next_n;
-    RegionMismatch where{.gate = Gate::block, .row = r, .b = b, .n = r % c_.next_n, .logical_block = logical,
-                         .physical_block = c_.physical_block(b, logical)};
+    RegionMismatch where{.gate = Gate::block, .over = Gate::block, .row = r, .b = b, .n = r % c_.next_n,
+                         .logical_block = logical, .physical_block = c_.physical_block(b, logical)};
     if (judge_region(rep, rep.block, block, where)) mark(r, logical * c_.block_size, ErrorMap::block_gate);
+    where.gate = Gate::bias;
+    if (judge_bias(rep, block, where)) mark(r, logical * c_.block_size, ErrorMap::bias_gate);
     block = {};
   }
 
@@ -152,7 +178,33 @@ class Comparer {
     gate.worst = std::max(gate.worst, where.rms / where.limit);
     if (where.rms <= where.limit) return false;
     ++gate.failing;
-    if (static_cast<int>(rep.regions.size()) < o_.max_listed) rep.regions.push_back(where);
+    if (static_cast<int>(rep.regions.size()) < o_.max_listed || where.over == Gate::global) rep.regions.push_back(where);
+    return true;
+  }
+
+  // The bias gate over one region: both signed means against bias_limit. True when it broke; the
+  // region is listed, and its sign noted, with the mean further over its limit (a scale error
+  // shows most in the scale mean, an offset in the offset mean). A block whose logits share one
+  // sign cannot tell the two apart (the means are equal in size), so the report's signs come from
+  // the widest regions that broke the gate: the whole output, else rows, else blocks.
+  bool judge_bias(Report& rep, const RegionSums& sums, RegionMismatch where) {
+    if (sums.cells == 0) return false;
+    where.cells = sums.cells;
+    where.rms = sums.rms();
+    where.limit = bias_limit(o_.tolerance, sums.cells);
+    const double offset = sums.mean(BiasKind::offset), scale = sums.mean(BiasKind::scale);
+    // |mean| over its limit; NaN (infinite z of both signs) counts as broken.
+    auto over = [&](double mean) { return std::isnan(mean) ? INFINITY : std::fabs(mean) / where.limit; };
+    const double worst = std::max(over(offset), over(scale));
+    rep.bias.worst = std::max(rep.bias.worst, worst);
+    if (worst <= 1.0) return false;
+    where.bias_kind = over(scale) >= over(offset) ? BiasKind::scale : BiasKind::offset;
+    where.bias = where.bias_kind == BiasKind::scale ? scale : offset;
+    BiasSummary& signs = signs_[where.over == Gate::global ? 2 : where.over == Gate::row ? 1 : 0];
+    if (where.bias_kind == BiasKind::scale) (scale > 0 ? signs.too_large : signs.too_small) = true;
+    else (offset > 0 ? signs.above : signs.below) = true;
+    ++rep.bias.failing;
+    if (static_cast<int>(rep.regions.size()) < o_.max_listed || where.over == Gate::global) rep.regions.push_back(where);
     return true;
   }
 
@@ -179,13 +231,13 @@ class Comparer {
       return;
     }
     const double err = std::fabs(got - want);
-    const double z = err == 0 ? 0.0 : cell_sigma > 0 ? err / cell_sigma : INFINITY;
+    const double z = err == 0 ? 0.0 : cell_sigma > 0 ? (got - want) / cell_sigma : std::copysign(INFINITY, got - want);
     rep.max_abs_error = std::max(rep.max_abs_error, err);
     if (want != 0) rep.max_rel_error = std::max(rep.max_rel_error, err / std::fabs(want));
     if (err > 0) rep.worst_bound_ratio = std::max(rep.worst_bound_ratio, limit > 0 ? err / limit : INFINITY);
-    row.add(z);
-    block.add(z);
-    all_.add(z);
+    row.add(z, want);
+    block.add(z, want);
+    all_.add(z, want);
     sum_xy_ += got * want;
     sum_sq_ += got * got + want * want;
     if (map_) {
@@ -235,6 +287,7 @@ class Comparer {
   const CompareOptions& o_;
   ErrorMap* map_ = nullptr;
   RegionSums all_;
+  BiasSummary signs_[3];  // the bias gate's failing signs over blocks, rows, the whole output
   double sum_xy_ = 0, sum_sq_ = 0;
 };
 
@@ -252,10 +305,15 @@ std::string describe_cell(const Mismatch& m) {
 std::string describe_region(const RegionMismatch& g) {
   std::ostringstream s;
   s << to_string(g.gate) << " gate: ";
-  if (g.gate == Gate::global) s << "all valid cells";
+  if (g.over == Gate::global) s << "all valid cells";
   else s << "row " << g.row << " (b=" << g.b << ", n=" << g.n << ")";
-  if (g.gate == Gate::block) s << " logical block " << g.logical_block << " -> physical block " << g.physical_block;
-  s << ", " << g.cells << " cell(s): rms err/sigma " << g.rms << " > limit " << g.limit;
+  if (g.over == Gate::block) s << " logical block " << g.logical_block << " -> physical block " << g.physical_block;
+  s << ", " << g.cells << " cell(s): ";
+  if (g.gate == Gate::bias)
+    s << (g.bias_kind == BiasKind::scale ? "mean err/sigma x sign(ref) " : "mean err/sigma ") << std::showpos << g.bias
+      << std::noshowpos << ", |mean| > limit " << g.limit << " (" << bias_sign(g.bias_kind, g.bias) << ")";
+  else
+    s << "rms err/sigma " << g.rms << " > limit " << g.limit;
   return s.str();
 }
 
@@ -280,11 +338,12 @@ std::string ErrorMap::text(int width, int height) const {
   // Severity of one map cell: its character and rank (a pooled character keeps the worst).
   auto glyph = [&](std::int64_t i) -> std::pair<int, char> {
     const auto f = flags[static_cast<std::size_t>(i)];
-    if (f & nan) return {8, 'N'};
-    if (f & unwritten) return {7, 'U'};
-    if (f & inf_pattern) return {6, 'I'};
-    if (f & element) return {5, 'X'};
-    if (f & block_gate) return {4, 'b'};
+    if (f & nan) return {9, 'N'};
+    if (f & unwritten) return {8, 'U'};
+    if (f & inf_pattern) return {7, 'I'};
+    if (f & element) return {6, 'X'};
+    if (f & block_gate) return {5, 'b'};
+    if (f & bias_gate) return {4, 'B'};
     if (!compared[static_cast<std::size_t>(i)]) return {0, ' '};
     const float w = worst[static_cast<std::size_t>(i)];
     return w < 0.1f ? std::pair<int, char>{1, '.'} : std::pair<int, char>{2, 'o'};
@@ -292,8 +351,8 @@ std::string ErrorMap::text(int width, int height) const {
   std::ostringstream s;
   s << "rows " << rows << " x logical blocks " << blocks << " (block_size " << block_size << ")";
   if (cols_out < blocks || rows_out < rows) s << ", pooled to " << rows_out << " x " << cols_out;
-  s << (global_gate ? "; global gate broken" : "") << (guard_outside_rows ? "; guard cells outside the rows written" : "")
-    << "\n";
+  s << (global_gate ? "; global gate broken" : "") << (global_bias ? "; global bias gate broken" : "")
+    << (guard_outside_rows ? "; guard cells outside the rows written" : "") << "\n";
   for (std::int64_t y = 0; y < rows_out; ++y) {
     const std::int64_t r0 = y * rows / rows_out, r1 = (y + 1) * rows / rows_out;
     std::string line;
@@ -304,13 +363,14 @@ std::string ErrorMap::text(int width, int height) const {
         for (std::int64_t b = b0; b < b1; ++b) best = std::max(best, glyph(at(r, b)));
       line += best.second;
     }
-    bool row_gate_broken = false, guard_written = false;
+    bool row_gate_broken = false, row_bias_broken = false, guard_written = false;
     for (std::int64_t r = r0; r < r1; ++r) {
       row_gate_broken |= (row_flags[static_cast<std::size_t>(r)] & row_gate) != 0;
+      row_bias_broken |= (row_flags[static_cast<std::size_t>(r)] & row_bias) != 0;
       guard_written |= (row_flags[static_cast<std::size_t>(r)] & guard) != 0;
     }
     s << "  " << (r1 - r0 == 1 ? std::to_string(r0) : std::to_string(r0) + "-" + std::to_string(r1 - 1)) << "\t|" << line
-      << "|" << (row_gate_broken ? " R" : "") << (guard_written ? " G" : "") << "\n";
+      << "|" << (row_gate_broken ? " R" : "") << (row_bias_broken ? " B" : "") << (guard_written ? " G" : "") << "\n";
   }
   return s.str();
 }
@@ -323,15 +383,28 @@ std::string NanBehaviour::describe() const {
          std::to_string(other) + " neither, of " + std::to_string(cells) + ")";
 }
 
+std::string BiasSummary::signs() const {
+  std::string out;
+  auto add = [&](bool on, std::string_view text) {
+    if (on) out += (out.empty() ? "" : ", ") + std::string(text);
+  };
+  add(too_large, bias_sign(BiasKind::scale, 1));
+  add(too_small, bias_sign(BiasKind::scale, -1));
+  add(above, bias_sign(BiasKind::offset, 1));
+  add(below, bias_sign(BiasKind::offset, -1));
+  return out;
+}
+
 std::string Report::broken() const {
   std::string out;
-  auto add = [&](bool on, std::string_view name) {
-    if (on) out += (out.empty() ? "" : ", ") + std::string(name);
+  auto add = [&](bool on, const std::string& name) {
+    if (on) out += (out.empty() ? "" : ", ") + name;
   };
   add(value_mismatches > 0, "element");
   add(block.failing > 0, "block");
   add(row.failing > 0, "row");
   add(global.failing > 0, "global");
+  add(bias.failing > 0, "bias (" + means.signs() + ")");
   add(nan_mismatches > 0, "NaN");
   add(inf_pattern_errors > 0, "-inf pattern");
   add(unwritten > 0, "unwritten");
@@ -347,7 +420,12 @@ std::string Report::to_text() const {
     << cells_checked << " checked cells" << (passed() ? "" : " (broke: " + broken() + ")") << "\n";
   s << "  gates, worst error over limit: element " << worst_bound_ratio << " (" << value_mismatches
     << " over), block " << block.worst << " (" << block.failing << " over), row " << row.worst << " (" << row.failing
-    << " over), global " << global.worst << (global.failing ? " (over)" : "") << "\n";
+    << " over), global " << global.worst << (global.failing ? " (over)" : "") << ", bias " << bias.worst << " ("
+    << bias.failing << " over)\n";
+  if (means.cells > 0)
+    s << "  bias over all valid cells: mean err/sigma " << std::showpos << means.offset << ", x sign(ref) " << means.scale
+      << std::noshowpos << " (limit " << means.limit << ")" << (bias.failing ? "; failing regions: " + means.signs() : "")
+      << "\n";
   s << "  value mismatches " << value_mismatches << ", NaN mismatches " << nan_mismatches << ", -inf pattern errors "
     << inf_pattern_errors << ", unwritten " << unwritten << ", guard violations " << guard_violations << "\n";
   if (nan_seen.cells > 0)
@@ -389,7 +467,10 @@ nlohmann::json Report::to_json() const {
   j["gates"] = {{"element", {{"worst", num(worst_bound_ratio)}, {"failing", value_mismatches}}},
                 {"block", {{"worst", num(block.worst)}, {"failing", block.failing}}},
                 {"row", {{"worst", num(row.worst)}, {"failing", row.failing}}},
-                {"global", {{"worst", num(global.worst)}, {"failing", global.failing}}}};
+                {"global", {{"worst", num(global.worst)}, {"failing", global.failing}}},
+                {"bias", {{"worst", num(bias.worst)}, {"failing", bias.failing}}}};
+  j["bias"] = {{"offset", num(means.offset)}, {"scale", num(means.scale)}, {"limit", num(means.limit)},
+               {"cells", means.cells}, {"signs", means.signs()}};
   j["calc_diff"] = calc_diff ? nlohmann::json(*calc_diff) : nlohmann::json(nullptr);
   auto& list = j["first_mismatches"] = nlohmann::json::array();
   for (const auto& m : first) {
@@ -400,10 +481,17 @@ nlohmann::json Report::to_json() const {
                     {"bound", m.bound}});
   }
   auto& regions_json = j["regions_over_limit"] = nlohmann::json::array();
-  for (const auto& g : regions)
-    regions_json.push_back({{"gate", to_string(g.gate)}, {"row", g.row}, {"b", g.b}, {"n", g.n},
-                            {"logical_block", g.logical_block}, {"physical_block", g.physical_block},
-                            {"cells", g.cells}, {"rms", num(g.rms)}, {"limit", g.limit}});
+  for (const auto& g : regions) {
+    nlohmann::json x = {{"gate", to_string(g.gate)}, {"over", to_string(g.over)}, {"row", g.row}, {"b", g.b},
+                        {"n", g.n}, {"logical_block", g.logical_block}, {"physical_block", g.physical_block},
+                        {"cells", g.cells}, {"rms", num(g.rms)}, {"limit", g.limit}};
+    if (g.gate == Gate::bias) {
+      x["bias_kind"] = to_string(g.bias_kind);
+      x["bias"] = num(g.bias);
+      x["sign"] = bias_sign(g.bias_kind, g.bias);
+    }
+    regions_json.push_back(std::move(x));
+  }
   j["reproduce"] = reproduce;
   return j;
 }

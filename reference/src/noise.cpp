@@ -11,8 +11,22 @@ std::string_view to_string(Gate gate) noexcept {
     case Gate::block: return "block";
     case Gate::row: return "row";
     case Gate::global: return "global";
+    case Gate::bias: return "bias";
   }
   return "?";
+}
+
+std::string_view to_string(BiasKind kind) noexcept {
+  switch (kind) {
+    case BiasKind::offset: return "offset";
+    case BiasKind::scale: return "scale";
+  }
+  return "?";
+}
+
+std::string_view bias_sign(BiasKind kind, double mean) noexcept {
+  if (kind == BiasKind::scale) return mean > 0 ? "magnitude too large" : "magnitude too small";
+  return mean > 0 ? "above the reference" : "below the reference";
 }
 
 double cell_sigma(const Tolerance& t, const NoiseScales& n, double abs_logit, long head_dim, long heads,
@@ -27,6 +41,12 @@ double cell_sigma(const Tolerance& t, const NoiseScales& n, double abs_logit, lo
 double region_limit(const Tolerance& t, std::int64_t cells) noexcept {
   if (cells <= 0) return t.z_region;
   return std::max(t.z_region, t.z_element / std::sqrt(static_cast<double>(cells)));
+}
+
+double bias_limit(const Tolerance& t, std::int64_t cells) noexcept {
+  if (cells <= 0) return t.bias_allowed + t.z_bias;
+  const double n = static_cast<double>(cells);
+  return std::max(t.bias_allowed + t.z_bias / std::sqrt(n), t.z_element / n);
 }
 
 }  // namespace pmqa

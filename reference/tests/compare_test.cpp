@@ -189,17 +189,26 @@ TEST_F(CompareTest, BlockGateCatchesOnePageSlightlyOff) {
   offset_cells(out, c_, ref_, t, 0, 32, 48, 0.5 * t.z_element);
   const Report r = compare(c_, ref_, out, {.tolerance = t});
   EXPECT_FALSE(r.passed());
-  EXPECT_EQ(r.broken(), "block") << r.to_text();
+  EXPECT_EQ(r.broken(), "block, bias (above the reference)") << r.to_text();
   EXPECT_EQ(r.block.failing, 1);
-  ASSERT_EQ(r.regions.size(), 1u);
+  ASSERT_GE(r.regions.size(), 2u);
   EXPECT_EQ(r.regions[0].gate, Gate::block);
+  EXPECT_EQ(r.regions[1].gate, Gate::bias);
+  EXPECT_EQ(r.regions[1].over, Gate::block);
+  EXPECT_EQ(r.regions[1].logical_block, 2);
   EXPECT_EQ(r.regions[0].logical_block, 2);
   EXPECT_EQ(r.regions[0].physical_block, c_.block_table[2]);
   EXPECT_NE(r.to_text().find("block gate: row 0 (b=0, n=0) logical block 2"), std::string::npos) << r.to_text();
-  // Half as far off is within the noise a page may show.
+  // Half as far off, with signs that alternate from cell to cell, is within the noise a page may
+  // show; the same size with one sign is not (the bias gate).
   OutputBuffer near = as_output(ref_);
+  for (std::int64_t j = 32; j < 48; ++j)
+    offset_cells(near, c_, ref_, t, 0, j, j + 1, (j % 2 ? 0.2 : -0.2) * t.z_element);
+  const Report mixed = compare(c_, ref_, near, {.tolerance = t});
+  EXPECT_TRUE(mixed.passed()) << mixed.to_text();
   offset_cells(near, c_, ref_, t, 0, 32, 48, 0.2 * t.z_element);
-  EXPECT_TRUE(compare(c_, ref_, near, {.tolerance = t}).passed());
+  const Report one_sign = compare(c_, ref_, near, {.tolerance = t});
+  EXPECT_EQ(one_sign.broken(), "bias (above the reference)") << one_sign.to_text();
 }
 
 // With one key per block the block gate is the element gate; a row that errs the same way in every
@@ -220,8 +229,80 @@ TEST(CompareGates, RowGateCatchesARowSlightlyOffWhenBlocksHoldOneKey) {
   OutputBuffer out = as_output(ref);
   offset_cells(out, c, ref, t, 0, 0, 64, 0.6 * t.z_element);
   const Report r = compare(c, ref, out, {.tolerance = t});
-  EXPECT_EQ(r.broken(), "row, global") << r.to_text();
+  EXPECT_EQ(r.broken(), "row, global, bias (above the reference)") << r.to_text();
   EXPECT_EQ(r.row.failing, 1);
+}
+
+// A scale error inside every cell's noise: each cell errs by at most 0.3 of its element limit, so
+// no cell and no rms gate can see it, and only its sign gives it away. Under every profile the
+// bias gate fails it, names the sign, and is the only gate that does: with the gate switched off
+// (bias_allowed infinite: the judge before the bias gate) the same output passes.
+TEST_F(CompareTest, BiasGateCatchesAScaleInsideEveryCellsNoise) {
+  const OutputBuffer exact = as_output(ref_);
+  for (const auto& name : Tolerance::names()) {
+    const Tolerance t = Tolerance::named(name);
+    double most = 0;  // max |ref| / element limit over the valid cells
+    for (std::int64_t r = 0; r < c_.rows(); ++r)
+      for (std::int64_t j = 0; j < ref_.valid(r); ++j)
+        most = std::max(most, std::fabs(ref_.at(r, j)) / element_limit(c_, ref_, t, r, j));
+    ASSERT_GT(most, 0) << name;
+    for (const double sign : {1.0, -1.0}) {
+      OutputBuffer out = exact;
+      for (std::int64_t r = 0; r < c_.rows(); ++r)
+        for (std::int64_t j = 0; j < ref_.valid(r); ++j)
+          out.at(r, j) = static_cast<float>(ref_.at(r, j) * (1.0 + sign * 0.3 / most));
+      const Report rep = compare(c_, ref_, out, {.tolerance = t});
+      EXPECT_LT(rep.worst_bound_ratio, 0.31) << name;
+      EXPECT_LE(std::max({rep.block.worst, rep.row.worst, rep.global.worst}), 1.0) << name;
+      EXPECT_EQ(rep.broken(), sign > 0 ? "bias (magnitude too large)" : "bias (magnitude too small)")
+          << name << "\n" << rep.to_text();
+      EXPECT_EQ(rep.means.scale > 0, sign > 0) << name;
+      ASSERT_FALSE(rep.regions.empty());
+      EXPECT_EQ(rep.regions.back().gate, Gate::bias);
+      EXPECT_EQ(rep.regions.back().over, Gate::global) << "the whole output's mean is listed last";
+      EXPECT_EQ(rep.regions.back().bias_kind, BiasKind::scale);
+      EXPECT_NE(rep.to_text().find("bias gate: all valid cells"), std::string::npos) << rep.to_text();
+      const auto j = rep.to_json();
+      EXPECT_EQ(j["gates"]["bias"]["failing"], rep.bias.failing);
+      EXPECT_EQ(j["bias"]["signs"], sign > 0 ? "magnitude too large" : "magnitude too small");
+      Tolerance off = t;
+      off.bias_allowed = INFINITY;
+      EXPECT_TRUE(compare(c_, ref_, out, {.tolerance = off}).passed()) << name << ": the rms gates alone pass it";
+    }
+  }
+}
+
+// The other kind of bias: every cell of one row above the reference by a quarter of its element
+// limit is an offset (its signed mean), and the map marks the row.
+TEST_F(CompareTest, BiasGateNamesAnOffsetAndMarksItsRow) {
+  const Tolerance t = Tolerance::fp32();
+  OutputBuffer out = as_output(ref_);
+  offset_cells(out, c_, ref_, t, 0, 0, c_.max_model_len, 2.5);
+  const Report rep = compare(c_, ref_, out, {.tolerance = t, .with_map = true});
+  EXPECT_EQ(rep.broken(), "bias (above the reference)") << rep.to_text();
+  // Its blocks fail too; a block whose logits share a sign cannot tell an offset from a scale, the
+  // row can.
+  const auto row = std::find_if(rep.regions.begin(), rep.regions.end(), [](const RegionMismatch& g) { return g.over == Gate::row; });
+  ASSERT_NE(row, rep.regions.end()) << rep.to_text();
+  EXPECT_EQ(row->gate, Gate::bias);
+  EXPECT_EQ(row->row, 0);
+  EXPECT_EQ(row->bias_kind, BiasKind::offset);
+  EXPECT_GT(row->bias, 0);
+  EXPECT_EQ(rep.row.failing, 0) << "no rms gate sees it";
+  ASSERT_TRUE(rep.map.has_value());
+  EXPECT_TRUE(rep.map->row_flags[0] & ErrorMap::row_bias);
+  EXPECT_NE(rep.map->text().find("| B"), std::string::npos) << rep.map->text();
+}
+
+// One cell at its own limit never fails a region's mean: the limit is at least z_element / cells.
+TEST(CompareGates, BiasLimitNeverLetsOneCellFailARegion) {
+  for (const auto& name : Tolerance::names()) {
+    const Tolerance t = Tolerance::named(name);
+    for (std::int64_t n : {1, 2, 3, 6, 7, 64, 1 << 20}) {
+      EXPECT_GE(bias_limit(t, n) * static_cast<double>(n), t.z_element) << name << " n " << n;
+      EXPECT_GE(bias_limit(t, n), t.bias_allowed) << name;
+    }
+  }
 }
 
 TEST_F(CompareTest, WholeOutputHalvedBreaksEveryGate) {
@@ -230,7 +311,7 @@ TEST_F(CompareTest, WholeOutputHalvedBreaksEveryGate) {
     for (std::int64_t j = 0; j < c_.valid_keys(r); ++j) out.at(r, j) *= 0.5f;
   for (const auto& name : Tolerance::names()) {
     const Report r = compare(c_, ref_, out, {.tolerance = Tolerance::named(name)});
-    EXPECT_EQ(r.broken(), "element, block, row, global") << name << "\n" << r.to_text();
+    EXPECT_EQ(r.broken(), "element, block, row, global, bias (magnitude too small)") << name << "\n" << r.to_text();
   }
 }
 

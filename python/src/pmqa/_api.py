@@ -287,9 +287,17 @@ class Report:
         return self._r.worst_bound_ratio
 
     def __getattr__(self, key: str) -> Any:
-        # worst_bound_ratio, calc_diff, broken, gates, nan_seen, contract, tolerance, nan_rule,
+        # worst_bound_ratio, calc_diff, broken, gates, bias, nan_seen, contract, tolerance, nan_rule,
         # cells_checked, max_abs_error, max_rel_error, failures, failing_cells, failing_regions, ...
         return getattr(self._r, key)
+
+    @property
+    def bias(self) -> Dict[str, Any]:
+        """The bias gate over the whole output: the signed means of err/sigma ("offset": above or
+        below the reference) and of err/sigma x sign(ref) ("scale": larger or smaller in
+        magnitude), their "limit" and "cells", and "signs": what the regions that broke the gate
+        showed ("magnitude too small", "above the reference", ...; "" when none did)."""
+        return self._r.bias
 
     @property
     def counts(self) -> Dict[str, int]:
@@ -299,7 +307,7 @@ class Report:
                 "nan_mismatches": r.nan_mismatches, "inf_pattern_errors": r.inf_pattern_errors,
                 "unwritten": r.unwritten, "guard_violations": r.guard_violations,
                 "block_regions": r.gates["block"][1], "row_regions": r.gates["row"][1],
-                "global_regions": r.gates["global"][1]}
+                "global_regions": r.gates["global"][1], "bias_regions": r.gates["bias"][1]}
 
     @property
     def first(self) -> List[Any]:

@@ -21,8 +21,9 @@ Both kinds of arrays support the basic slicing (``a[1:5, :7]``), ``a.shape``, ``
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -55,6 +56,30 @@ class Fp8Tensor:
     @property
     def dtype_name(self) -> str:
         return "float8_" + self.format
+
+
+@dataclass
+class Timings:
+    """What `Backend.time_calls` measured, per timed call, in milliseconds.
+
+    wall_ms: device events (or the host clock) around the call. When the op's host-side launch
+      takes longer than the GPU work queued before the start event, the launch time lands inside
+      this interval: it moves with the host, so it is reported, never gated on.
+    kernel_ms: the summed durations of every device activity the call launched (kernels, memsets,
+      device copies; stage 1 and the head sum of a two-stage path alike), from the activity records
+      of a profiled run of the same call. It does not move when the host is slow: what the speed
+      gate judges. None where the backend has no device to record (torch on the cpu device).
+    activities: how many device activities each timed call of the kernel pass recorded (0: the
+      profiler saw nothing, so kernel_ms says nothing either).
+    names: the activities of the last timed call, in launch order.
+    how: one line saying how kernel_ms was measured.
+    """
+
+    wall_ms: List[float]
+    kernel_ms: Optional[List[float]]
+    activities: List[int]
+    names: List[str]
+    how: str
 
 
 class Backend:
@@ -145,8 +170,8 @@ class Backend:
         raise NotImplementedError
 
     def time_calls(self, call: Callable[[], Any], before_each: Callable[[], None], warmup: int, iters: int,
-                   flush_bytes: int) -> List[float]:
-        """Runs call warmup + iters times; returns the iters timings in milliseconds.
+                   flush_bytes: int) -> Timings:
+        """Runs call warmup + iters times and times the last iters (Timings: wall and kernel time).
 
         before_each runs before every call outside the timed region (re-filling caller buffers), then
         a buffer of flush_bytes is written so the call starts with a cold last-level cache.
@@ -212,53 +237,82 @@ class NumpyBackend(Backend):
         _FREE_MEMORY["bits"] = bits
 
     def profile(self, call):
-        """The names numpy stand-ins report with record_kernel() while call runs."""
-        _LAUNCHES.clear()
-        _LAUNCHES.append([])
-        try:
+        """The kernels numpy stand-ins launch (record_kernel()) while call runs."""
+        with _recording() as acts:
             result = call()
-            return result, list(_LAUNCHES[-1])
-        finally:
-            _LAUNCHES.clear()
+        return result, [name for name, _ in acts]
 
     def copy_bandwidth(self) -> float:
-        a = np.ones(16 << 20, dtype=np.uint8)
-        b = np.empty_like(a)
-        times = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            np.copyto(b, a)
-            times.append(time.perf_counter() - t0)
-        return 2.0 * a.nbytes / sorted(times)[len(times) // 2]
+        """The numpy device's rate (NUMPY_DEVICE_GBPS): its kernels and its floor on one device."""
+        return NUMPY_DEVICE_GBPS * 1e9
 
     def default_flush_bytes(self) -> int:
         return 8 << 20
 
     def time_calls(self, call, before_each, warmup, iters, flush_bytes):
+        """One pass: the host's clock around each call (wall) and the numpy device's durations of the
+        launches the call reported (kernel), summed."""
         flush = np.empty(max(flush_bytes, 1), dtype=np.uint8)
-        times = []
+        wall: List[float] = []
+        kern: List[float] = []
+        counts: List[int] = []
+        names: List[str] = []
         for i in range(warmup + iters):
             before_each()
             flush.fill(i & 0xFF)
-            t0 = time.perf_counter()
-            call()
-            t1 = time.perf_counter()
+            with _recording() as acts:
+                t0 = time.perf_counter()
+                call()
+                t1 = time.perf_counter()
             if i >= warmup:
-                times.append((t1 - t0) * 1e3)
-        return times
+                wall.append((t1 - t0) * 1e3)
+                kern.append(sum(ms for _, ms in acts))
+                counts.append(len(acts))
+                names = [name for name, _ in acts]
+        return Timings(wall, kern, counts, names,
+                       f"numpy backend: the stand-in's launches on its device model ({NUMPY_LAUNCH_US:g} us + the "
+                       f"bytes each moves at {NUMPY_DEVICE_GBPS:g} GB/s), summed per call")
 
 
 # The numpy backend's model of a device allocator's free memory (see uninitialised()).
 _FREE_MEMORY = {"bits": None, "calls": 0}
-# The numpy backend's model of a profiler: the kernel names stand-ins report (see record_kernel()).
-_LAUNCHES: List[List[str]] = []
+
+# The numpy backend's device: a model of a memory-bound GPU. Its kernels run no code of their own
+# (a stand-in computes its numbers on the host, which the wall time sees); each launch a stand-in
+# reports (record_kernel) lasts NUMPY_LAUNCH_US plus the bytes it says it moves at
+# NUMPY_DEVICE_GBPS, and the byte floor uses the same rate (NumpyBackend.copy_bandwidth). So a
+# call's kernel time follows exactly what it launched -- a two-stage stand-in's H-fold buffer
+# costs it H-fold, as on a GPU -- and nothing the host does moves it, which the host's clock (busy
+# with the other processes of a shared CI machine) could never give.
+NUMPY_DEVICE_GBPS = 100.0
+NUMPY_LAUNCH_US = 4.0
+# While the backend profiles or times a call: (name, milliseconds) of each launch.
+_ACTIVITIES: List[List[Tuple[str, float]]] = []
 
 
-def record_kernel(name: str) -> None:
-    """For numpy stand-ins of GPU ops: a kernel of this name was launched (what torch's profiler
-    would see). Ignored unless the numpy backend is profiling a call (--expect-path)."""
-    if _LAUNCHES:
-        _LAUNCHES[-1].append(name)
+@contextmanager
+def _recording() -> Iterator[List[Tuple[str, float]]]:
+    _ACTIVITIES.append([])
+    try:
+        yield _ACTIVITIES[-1]
+    finally:
+        _ACTIVITIES.pop()
+
+
+def numpy_kernel_ms(nbytes: int) -> float:
+    """How long the numpy device runs a kernel that moves nbytes (reads + writes)."""
+    return NUMPY_LAUNCH_US * 1e-3 + nbytes / (NUMPY_DEVICE_GBPS * 1e9) * 1e3
+
+
+def record_kernel(name: str, nbytes: int = 0) -> None:
+    """For numpy stand-ins of GPU ops: a kernel of this name was launched that moves nbytes (reads +
+    writes; 0 for a launch whose work the stand-in does not model). While the numpy backend profiles
+    a call (--expect-path) the name is what torch's profiler would see; while it times one (--bench)
+    the launch lasts numpy_kernel_ms(nbytes) on its device. Ignored otherwise."""
+    if nbytes < 0:
+        raise ValueError(f"record_kernel({name!r}): nbytes {nbytes} < 0")
+    if _ACTIVITIES:
+        _ACTIVITIES[-1].append((name, numpy_kernel_ms(int(nbytes))))
 
 
 def uninitialised(shape: Sequence[int], dtype=np.float32) -> np.ndarray:

@@ -33,7 +33,8 @@ from .kernel_names import classify, judge
 from .text import clean
 
 # Metadata this runner (re)writes: stale values from the input file are dropped.
-RUNNER_KEYS = ("bench_ms", "bench_min_ms", "bench_iters", "bench_warmup", "bench_flush_bytes", "tolerance",
+RUNNER_KEYS = ("bench_ms", "bench_min_ms", "bench_iters", "bench_warmup", "bench_flush_bytes", "kernel_ms",
+               "kernel_min_ms", "kernel_activities", "kernel_timing", "floor_ratio_wall", "floor_basis", "tolerance",
                "convention", "device", "runner", "logits_from", "logits_dtype", "out_row_stride", "num_sms",
                "context_lens_passed", "relaunches", "op_kwargs", "nan", "platform", "envelope", "kernels", "path",
                "floor_bytes", "floor_ms", "floor_ratio", "copy_gbps", "floor_gate", "run_id")
@@ -53,8 +54,9 @@ class CaseResult:
     shape: str = ""
     limit: str = ""             # unsupported: the id of the limit the case breaks
     out_path: str = ""
-    bench_ms: str = ""
-    floor_ratio: str = ""       # --max-floor-ratio: median over the byte floor
+    bench_ms: str = ""          # --bench: the median wall time (events around the call)
+    kernel_ms: str = ""         # --bench: the median kernel time (the call's device activities summed)
+    floor_ratio: str = ""       # --max-floor-ratio: the median kernel time over the byte floor
     floor_gated: bool = False   # whether the ratio was judged (the floor is at least --floor-min-mb)
     kernel_path: str = ""       # --expect-path: the path the kernels launched mean
     kernels: str = ""           # --expect-path: the kernels, named with what they mean
@@ -201,7 +203,7 @@ class CaseRunner:
             problems.append(guard)
         contract = s.contract or self.convention.contract
         extra = {k: v for k, v in cf.extra.items() if k not in RUNNER_KEYS}
-        times: List[float] = []
+        timings = None
         if s.bench:
             last: List[Any] = [None]
 
@@ -214,7 +216,8 @@ class CaseRunner:
 
             flush = s.flush_mib << 20 if s.flush_mib is not None else self.backend.default_flush_bytes()
             try:
-                times = self.backend.time_calls(timed, before_each, s.warmup, s.iters, flush)
+                timings = self.backend.time_calls(timed, before_each, s.warmup, s.iters, flush)
+                times = timings.wall_ms
                 self.backend.synchronize()
                 again_result = last[0]
                 if owns_output:  # one more launch, after the second poison, for the determinism check
@@ -235,8 +238,13 @@ class CaseRunner:
                           "bench_iters": str(s.iters), "bench_warmup": str(s.warmup),
                           "bench_flush_bytes": str(flush),
                           "relaunches": f"{launches}, {'differ' if diff else 'identical'}"})
+            if timings.kernel_ms is not None:
+                extra.update({"kernel_ms": f"{statistics.median(timings.kernel_ms):.6g}",
+                              "kernel_min_ms": f"{min(timings.kernel_ms):.6g}",
+                              "kernel_activities": f"{statistics.median(timings.activities):g}",
+                              "kernel_timing": timings.how})
         if s.max_floor_ratio is not None:
-            problems.extend(self.floor_gate(cf, contract, statistics.median(times), extra))
+            problems.extend(self.floor_gate(cf, contract, timings, extra))
         if kernels is not None:
             extra.update({"kernels": kernels.metadata(), "path": kernels.path})
             result.kernel_path = kernels.path
@@ -270,6 +278,7 @@ class CaseRunner:
         result.out_path = str(out_path)
         result.written = True
         result.bench_ms = extra.get("bench_ms", "")
+        result.kernel_ms = extra.get("kernel_ms", "")
         result.floor_ratio = extra.get("floor_ratio", "")
         result.floor_gated = extra.get("floor_gate", "").startswith("at most")
         if problems:
@@ -291,28 +300,51 @@ class CaseRunner:
         return result
 
     def bandwidth(self) -> float:
-        """The device's copy bandwidth, bytes/s, measured once in this process."""
+        """The device's copy bandwidth, bytes/s: --copy-gbps, else measured once in this process."""
+        if self._bandwidth is None and getattr(self.s, "copy_gbps", None):
+            self._bandwidth = self.s.copy_gbps * 1e9
         if self._bandwidth is None:
             self.heartbeat()
             self._bandwidth = self.backend.copy_bandwidth()
         return self._bandwidth
 
-    def floor_gate(self, cf: CaseFile, contract: str, median_ms: float, extra) -> List[str]:
-        """--max-floor-ratio: the median time over the byte floor (pmqa.run.floor)."""
+    def floor_gate(self, cf: CaseFile, contract: str, timings, extra) -> List[str]:
+        """--max-floor-ratio: the median kernel time over the byte floor (pmqa.run.floor). The kernel
+        time is the call's device activities summed, which the host's launch speed cannot move; the
+        wall time's ratio is recorded beside it. A backend without a device (torch on the cpu) is
+        judged on wall time, and says so."""
         s = self.s
         fb = floor_bytes(cf, contract)
         bw = self.bandwidth()
         fl = floor_ms(fb.total, bw)
-        ratio = median_ms / fl if fl > 0 else float("inf")
+        wall_ms = statistics.median(timings.wall_ms)
         gated = fb.total >= s.floor_min_mb * 1e6
-        extra.update({"floor_bytes": str(fb.total), "floor_ms": f"{fl:.6g}", "floor_ratio": f"{ratio:.4g}",
+
+        def over(ms: float) -> float:
+            return ms / fl if fl > 0 else float("inf")
+
+        basis = "wall time: " + timings.how if timings.kernel_ms is None else "kernel time: " + timings.how
+        measured = wall_ms if timings.kernel_ms is None else statistics.median(timings.kernel_ms)
+        extra.update({"floor_bytes": str(fb.total), "floor_ms": f"{fl:.6g}", "floor_ratio": f"{over(measured):.4g}",
+                      "floor_ratio_wall": f"{over(wall_ms):.4g}", "floor_basis": basis,
                       "copy_gbps": f"{bw / 1e9:.5g}",
                       "floor_gate": (f"at most {s.max_floor_ratio:g}" if gated else
                                      f"not gated: floor {fb.total / 1e6:.3g} MB below --floor-min-mb {s.floor_min_mb:g}")})
-        if gated and ratio > s.max_floor_ratio:
-            return [f"{median_ms:.4g} ms is {ratio:.3g}x the byte floor {fl:.4g} ms ({fb.describe()} at the copy "
-                    f"bandwidth measured here, {bw / 1e9:.4g} GB/s), above --max-floor-ratio {s.max_floor_ratio:g}: "
-                    f"a slow path"]
+        if not gated:
+            return []
+        if timings.kernel_ms is not None:
+            blind = sum(1 for n in timings.activities if n == 0)
+            if blind:
+                extra["floor_ratio"] = "unknown"
+                return [f"--max-floor-ratio: the profiler recorded no device activity in {blind} of "
+                        f"{len(timings.activities)} timed call(s), so their kernel time is unknown and the gate "
+                        f"cannot judge it (an op that ran nothing on this device, or a profiler that records "
+                        f"nothing here); wall time {wall_ms:.4g} ms, {over(wall_ms):.3g}x the byte floor"]
+        if over(measured) > s.max_floor_ratio:
+            what = "wall time" if timings.kernel_ms is None else "kernel time"
+            return [f"{what} {measured:.4g} ms is {over(measured):.3g}x the byte floor {fl:.4g} ms ({fb.describe()} "
+                    f"at the copy bandwidth measured here, {bw / 1e9:.4g} GB/s), above --max-floor-ratio "
+                    f"{s.max_floor_ratio:g}: a slow path (wall time {wall_ms:.4g} ms, x{over(wall_ms):.3g})"]
         return []
 
     def collect(self, inv, result) -> Tuple[np.ndarray, str]:

@@ -2,7 +2,8 @@
 
 For each case: build the arguments the op's calling convention expects on the device, call the op,
 and write a case file holding the op's logits, the producer (the op), the output contract and, with
---bench, the op's time ("bench_ms") -- the input of `pmqa verify`.
+--bench, the op's times (its kernels' device time "kernel_ms", its wall time "bench_ms") -- the input
+of `pmqa verify`.
 """
 
 from __future__ import annotations
@@ -158,8 +159,9 @@ def _parser() -> argparse.ArgumentParser:
                         "tensor-core libraries, propagate for eager)")
     p.add_argument("--producer", default=None, help="producer recorded in the files (default: the --op text)")
     p.add_argument("--bench", action="store_true",
-                   help="time each call with device events (warm-up, median, L2 flushed between) and record "
-                        "bench_ms; also checks that relaunches give the same valid cells")
+                   help="time each call (warm-up, median, L2 flushed between): kernel_ms, the durations of the "
+                        "device activities it launched summed (torch's profiler), and bench_ms, device events around "
+                        "it (the wall time); also checks that relaunches give the same valid cells")
     p.add_argument("--warmup", type=int, default=3, help="--bench: untimed calls first (default 3)")
     p.add_argument("--iters", type=int, default=20, help="--bench: timed calls, the median is recorded (default 20)")
     p.add_argument("--flush-mib", type=int, default=None,
@@ -173,10 +175,13 @@ def _parser() -> argparse.ArgumentParser:
                         "(fixtures/data/kernel_names.json)")
     p.add_argument("--max-floor-ratio", type=float, nargs="?", const=DEFAULT_MAX_FLOOR_RATIO, default=None,
                    metavar="R",
-                   help=f"fail a case whose median time (--bench, implied) is more than R times its byte floor "
+                   help=f"fail a case whose median kernel time (--bench, implied) is more than R times its byte floor "
                         f"(the bytes it must move at the copy bandwidth measured here; default R "
                         f"{DEFAULT_MAX_FLOOR_RATIO:g}: fused kernels pass, a two-stage composite fails, at the "
                         f"decode shape); the ratio is printed beside each verdict")
+    p.add_argument("--copy-gbps", type=float, default=None, metavar="GBPS",
+                   help="the copy bandwidth (GB/s, read + write) the byte floor uses instead of measuring it in "
+                        "the run: runs compared at one floor differ only by their kernels' time")
     p.add_argument("--floor-min-mb", type=float, default=DEFAULT_FLOOR_MIN_MB, metavar="MB",
                    help=f"judge the floor ratio only where the floor is at least this many MB (launch latency "
                         f"dominates smaller cases; default {DEFAULT_FLOOR_MIN_MB:g})")
@@ -369,6 +374,8 @@ class Runner:
             if args.max_floor_ratio <= 0:
                 raise UsageError("--max-floor-ratio must be > 0")
             args.bench = True  # the gate judges the median time
+        if args.copy_gbps is not None and not args.copy_gbps > 0:
+            raise UsageError("--copy-gbps must be > 0")
         if args.bench and (args.iters < 1 or args.warmup < 0):
             raise UsageError("--iters must be >= 1 and --warmup >= 0")
         if args.timeout_s < 0 or args.startup_timeout_s < 0:
@@ -590,6 +597,8 @@ class Runner:
         h = self.cases.header
         if r.status == "ok":
             bench = f"{r.bench_ms:>9} ms" if r.bench_ms else ""
+            if r.kernel_ms:
+                bench = f"{r.kernel_ms:>9} ms kernels, {r.bench_ms} ms wall"
             ratio = f"  x{r.floor_ratio} floor{'' if r.floor_gated else ' (not gated)'}" if r.floor_ratio else ""
             path = f"  path {r.kernel_path}" if r.kernel_path else ""
             self.say(f"ok       {r.name:<26} {r.shape:<34} {bench}{ratio}{path}  {r.out_path}")

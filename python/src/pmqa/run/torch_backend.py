@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .. import _fp8_torch
-from .backend import FP8_FORMATS, Backend, BackendError
+from .backend import FP8_FORMATS, Backend, BackendError, Timings
 
 try:
     import torch
@@ -145,12 +145,19 @@ class TorchBackend(Backend):
         with profile(activities=activities) as prof:
             result = call()
             self.synchronize()
-        names = []
+        return result, [name for name, _ in self._device_activities(prof)]
+
+    def _device_activities(self, prof):
+        """(name, microseconds) of each device activity a profile recorded (kernels, memsets, device
+        copies), in the order they started; none on the cpu device."""
+        if not self.is_cuda:
+            return []
+        out = []
         for e in sorted(prof.events(), key=lambda e: e.time_range.start):
             kind = getattr(e, "device_type", None)
-            if self.is_cuda and kind is not None and str(kind).endswith("CUDA"):
-                names.append(e.name)
-        return result, names
+            if kind is not None and str(kind).endswith("CUDA"):
+                out.append((e.name, float(e.time_range.elapsed_us())))
+        return out
 
     def copy_bandwidth(self) -> float:
         if not self.is_cuda:
@@ -196,24 +203,14 @@ class TorchBackend(Backend):
         return 256 << 20
 
     def time_calls(self, call, before_each, warmup, iters, flush_bytes):
+        """Two passes over the same calls. Wall: a start and an end event around each call, the L2
+        flushed before it (the flush is GPU work queued before the start event; an op whose host
+        launch outlasts it puts that launch inside the interval). Kernel: each call alone under
+        torch's profiler, after the flush and a synchronize, its device activities' durations
+        summed (every kernel, memset and copy it launched; host time between them is not counted)."""
         flush = torch.empty(max(flush_bytes // 4, 1), dtype=torch.int32, device=self.device)
-        times = []
-        if self.is_cuda:
-            pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                     for _ in range(iters)]
-            for i in range(warmup + iters):
-                before_each()
-                flush.fill_(i)  # writes more than the L2 holds: the call starts cold
-                if i < warmup:
-                    call()
-                    continue
-                start, end = pairs[i - warmup]
-                start.record()
-                call()
-                end.record()
-            torch.cuda.synchronize(self.device)
-            times = [s.elapsed_time(e) for s, e in pairs]
-        else:
+        if not self.is_cuda:
+            times = []
             for i in range(warmup + iters):
                 before_each()
                 flush.fill_(i)
@@ -222,4 +219,35 @@ class TorchBackend(Backend):
                 t1 = time.perf_counter()
                 if i >= warmup:
                     times.append((t1 - t0) * 1e3)
-        return times
+            return Timings(times, None, [], [], "cpu device: no device activity to record; wall time only")
+        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
+        for i in range(warmup + iters):
+            before_each()
+            flush.fill_(i)  # writes more than the L2 holds: the call starts cold
+            if i < warmup:
+                call()
+                continue
+            start, end = pairs[i - warmup]
+            start.record()
+            call()
+            end.record()
+        torch.cuda.synchronize(self.device)
+        wall = [s.elapsed_time(e) for s, e in pairs]
+
+        from torch.profiler import ProfilerActivity, profile
+
+        kern, counts, names = [], [], []
+        for i in range(iters):
+            before_each()
+            flush.fill_(warmup + iters + i)
+            torch.cuda.synchronize(self.device)  # the flush and the refill are done before the profile starts
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                call()
+                torch.cuda.synchronize(self.device)
+            acts = self._device_activities(prof)
+            kern.append(sum(us for _, us in acts) * 1e-3)
+            counts.append(len(acts))
+            names = [name for name, _ in acts]
+        return Timings(wall, kern, counts, names,
+                       f"torch {torch.__version__} profiler: each call's device activities (kernels, memsets, copies) "
+                       "summed")
