@@ -297,11 +297,13 @@ class Gates(_Run):
         host's 200 us, so a gate on wall time would fail this test. The numpy device's kernel times
         follow what an op launches (pmqa.run.backend: a device model; the shared host's clock could
         not give a figure stable to 10 %), so the kernel time is the launches' sum and nothing else."""
-        self.write(si.make_case(seed=7, batch=8, heads=32, head_dim=64, max_blocks=8, num_blocks=70, name="timed"))
+        # A small case: the op's own host time stays well under the sleep, so a loaded host's noise
+        # on it cannot hide 200 us.
+        self.write(si.make_case(seed=7, name="timed"))
         got = {}
         for op in ("eager_ok", "host_200us_before_launch"):
             status, text = self.run_main("--op", f"run_standins:{op}", "--convention", "eager", "--in-process",
-                                         "--max-floor-ratio", "1e9", "--floor-min-mb", "0", "--iters", "11",
+                                         "--max-floor-ratio", "1e9", "--floor-min-mb", "0", "--iters", "21",
                                          "--warmup", "2")
             self.assertEqual(status, 0, text)
             x = pmqa.cases.read_case_file(self.out / "timed.safetensors").extra
@@ -310,10 +312,14 @@ class Gates(_Run):
             self.assertRegex(text, r"ok +timed .* ms kernels, [0-9.e+-]+ ms wall +x[0-9.e+]+ floor")
             got[op] = x
         plain, host = got["eager_ok"], got["host_200us_before_launch"]
-        ratio = {k: float(host[k]) / float(plain[k]) for k in ("floor_ratio", "floor_ratio_wall")}
-        self.assertLess(abs(ratio["floor_ratio"] - 1), 0.10, (plain, host))
-        self.assertGreater(ratio["floor_ratio_wall"], 1.10, "a gate on wall time would fail the same op")
-        self.assertGreater(float(host["bench_ms"]) - float(plain["bench_ms"]), 0.15, "the wall time holds the sleep")
+        self.assertLess(abs(float(host["floor_ratio"]) / float(plain["floor_ratio"]) - 1), 0.10, (plain, host))
+        # The wall time holds the sleep, by more than the 10 % the gated ratio must keep: a gate on wall
+        # time would fail the same op. Compared on each op's fastest call: on a loaded host (CI runs
+        # tests side by side) the medians of two ops carry other processes' time, while no call of
+        # the sleeping op can be faster than its 200 us.
+        fastest = {op: float(x["bench_min_ms"]) for op, x in got.items()}
+        self.assertGreater(fastest["host_200us_before_launch"] / fastest["eager_ok"], 1.10,
+                           f"a gate on wall time would pass the same op: {fastest}")
         # The kernel time is the sum of what the call launched, on the device model.
         from pmqa.run.backend import numpy_kernel_ms
         cf = pmqa.cases.read_case_file(self.cases / "timed.safetensors")

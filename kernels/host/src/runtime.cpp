@@ -237,10 +237,17 @@ class Worker {
 
   // PMQA_SHARED storage: one buffer per declaration (tag), kept for later blocks and launches on
   // this OS thread. Blocks of one worker run in turn, so this is exactly per-block memory.
+  // A new buffer starts zeroed. On a GPU, shared memory holds whatever an earlier block left; here
+  // a kernel that reads before the write it should wait for (a missing __syncthreads()) sees zeros
+  // in its first block and an earlier block's values after, never the heap's leftovers: its results
+  // depend on the schedule seed alone, and an index it reads stays one some block computed (a heap
+  // leftover taken as a loop count or a sequence index sent the racing mutant far outside every
+  // buffer, a crash one run in a few).
   void* shared(const void* tag, std::size_t bytes, std::size_t align) {
     auto it = shared_.find(tag);
     if (it == shared_.end()) {
       void* p = ::operator new(bytes, std::align_val_t{std::max<std::size_t>(align, 64)});
+      std::memset(p, 0, bytes);
       it = shared_.emplace(tag, SharedBuffer{p, align}).first;
     }
     return it->second.data;

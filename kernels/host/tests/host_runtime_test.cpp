@@ -11,8 +11,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <functional>
+#include <new>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -301,6 +303,13 @@ __global__ void warp_neighbour_kernel(int* out) {
 // blocks, right only if they run in order.
 __global__ void chain_kernel(int* cells) {
   if (threadIdx.x == 0 && blockIdx.x > 0) cells[blockIdx.x] = cells[blockIdx.x - 1] + 1;
+}
+
+// Every thread reads its shared entry before anything wrote it: the race a missing __syncthreads()
+// makes, in the first block the worker runs with this declaration.
+__global__ void read_before_write_kernel(int* out) {
+  PMQA_SHARED(int, tile, [256]);
+  out[blockIdx.x * blockDim.x + threadIdx.x] = tile[threadIdx.x];
 }
 
 __global__ void big_frame_kernel(int* out, int i) {
@@ -674,6 +683,26 @@ TEST_P(HostRuntimeSeeds, DependencyBetweenBlocksShowsAsDifferencesBetweenSeeds) 
 bool died_of_overflow(int status) {
   // SIGSEGV at the guard page; under AddressSanitizer, its own stack-overflow report and exit(1).
   return (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) || (WIFEXITED(status) && WEXITSTATUS(status) != 0);
+}
+
+// A racing kernel's results depend on the schedule seed alone: a new shared buffer starts zeroed, not
+// with whatever the heap held there (a leftover read as a loop bound or an index sent the gauntlet's
+// missing-barrier mutant outside every buffer, a crash one run in a few).
+TEST(HostRuntimeShared, ANewSharedBufferStartsZeroedWhateverTheHeapHeld) {
+  const LaunchConfig c{.grid = 1, .block = 64, .warp_size = 32, .os_threads = 1, .schedule_seed = 0, .name = "shared"};
+  std::vector<int> warm(64, 0);
+  launch(c, param_copy_kernel, 0, warm.data());  // the worker, its fibers and stacks exist from here on
+  // The heap's free lists now hold memory of the buffer's size and alignment, filled with a pattern.
+  constexpr std::size_t kBytes = sizeof(int) * 256;
+  std::vector<void*> dirty;
+  for (int i = 0; i < 64; ++i) {
+    dirty.push_back(::operator new(kBytes, std::align_val_t{64}));
+    std::memset(dirty.back(), 0xA5, kBytes);
+  }
+  for (void* p : dirty) ::operator delete(p, std::align_val_t{64});
+  std::vector<int> out(64, -1);
+  launch(c, read_before_write_kernel, out.data());
+  for (int t = 0; t < 64; ++t) ASSERT_EQ(out[static_cast<std::size_t>(t)], 0) << "thread " << t;
 }
 
 TEST(HostRuntimeDeathTest, StackOverflowHitsTheGuardPage) {

@@ -63,8 +63,9 @@
 // block of *every* thread of the process (the user's own std::threads included): with the
 // matrix-unit kernels' ~50 KB of shared arrays times their instantiations that passed 8 MB and
 // overflowed 8 MB thread stacks. PMQA_SHARED asks the worker running the block for a buffer
-// instead (one per declaration, kept for later blocks; contents at block start unspecified, as on
-// a GPU). pmqa's kernels use it (pmqa_kernels/common/hip_compat.hpp maps it to __shared__ on GPUs).
+// instead (one per declaration, kept for later blocks; at block start it holds what the worker's
+// previous block left, as on a GPU, and zeros in its first block). pmqa's kernels use it
+// (pmqa_kernels/common/hip_compat.hpp maps it to __shared__ on GPUs).
 #define PMQA_SHARED(type, name, dims)                                                              \
   static const char name##_pmqa_shared_tag = 0;                                                   \
   type(&name) dims = *static_cast<type(*) dims>(                                                  \
