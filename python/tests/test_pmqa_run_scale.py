@@ -201,10 +201,68 @@ class Devices(_Quick):
         self.assertEqual(status, 2)
         self.assertIn("--in-process runs none", text)
 
+    def test_devices_whose_workers_cannot_start(self):
+        # torch's CUDA devices on this machine: none (or no torch): every worker fails to start
+        out = self.root / "lost"
+        p = subprocess.run([sys.executable, "-m", "pmqa.run", "--convention", "eager", "--op",
+                            "pmqa.run.eager_torch:fp8_paged_mqa_logits", "--cases", str(self.cases), "--out", str(out),
+                            "--devices", "0,1", "--case", "one-head"], capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, PYTHONPATH=PYTHONPATH, PYTHONDONTWRITEBYTECODE="1"))
+        text = p.stdout + p.stderr
+        try:
+            import torch
+            if torch.cuda.is_available():
+                self.skipTest("this machine has a CUDA device")
+        except ImportError:
+            pass
+        self.assertEqual(p.returncode, 2, text)
+        for d in ("0", "1"):
+            self.assertIn(f"pmqa-run: error: device {d}: no worker could be started: ", text)
+        self.assertIn("stopping: no worker could be started on any of --devices 0, 1", text)
+        self.assertEqual([c["status"] for c in record(out)["cases"]], ["pending"])
+
 
 class KilledWorker(unittest.TestCase):
     """A worker killed mid-case on one of two devices: that case fails, every other case is written,
-    by both devices."""
+    by both devices. SIGTERM to a run over two devices: every worker ends, the record says why."""
+
+    def test_sigterm_ends_every_devices_worker(self):
+        from fault_ops import pid_alive
+        with tempfile.TemporaryDirectory(prefix="pmqa_scale_term_") as tmp:
+            root = Path(tmp)
+            cases, out, traces = root / "cases", root / "out", root / "traces"
+            cases.mkdir()
+            traces.mkdir()
+            for seed, name in enumerate("abcd", 1):
+                pmqa.cases.write_case_file(cases / f"{name}.safetensors",
+                                           si.make_case(seed=seed, next_n=3 if name == "b" else 1, name=name))
+            env = dict(os.environ, PYTHONPATH=PYTHONPATH, PMQA_FAULT_DIR=str(traces), PMQA_FAULT_SLEEP="30",
+                       PYTHONDONTWRITEBYTECODE="1")
+            proc = subprocess.Popen([sys.executable, "-m", "pmqa.run", "--backend", "numpy", "--convention", "eager",
+                                     "--op", "fault_ops:hangs_noting_pid", "--cases", str(cases), "--out", str(out),
+                                     "--junit", str(root / "run.xml"), "--devices", "0,1"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+            hung = traces / "hung"
+            deadline = time.monotonic() + 120
+            while not hung.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertTrue(hung.exists(), "the op never hung on b")
+            time.sleep(0.5)  # the other device's worker is in its 30-second case by now
+            workers = [int(x) for x in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                                                      text=True).stdout.split()]
+            proc.send_signal(signal.SIGTERM)
+            text = proc.communicate(timeout=60)[0].decode()
+            self.assertEqual(proc.returncode, 128 + signal.SIGTERM, text)
+            deadline = time.monotonic() + 10
+            while any(pid_alive(p) for p in workers) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertIn(int(hung.read_text().split()[0]), workers)
+            self.assertFalse([p for p in workers if pid_alive(p)], "a worker outlived pmqa-run")
+            rec = record(out)
+            self.assertEqual((rec["complete"], rec["stopped"]), (False, "pmqa-run was stopped by SIGTERM"))
+            self.assertEqual(set(junit_statuses(root / "run.xml").values()), {"error"}, "not run, every case")
+            report(f"SIGTERM to a run over 2 devices: exit {proc.returncode}, {len(workers)} child process(es) "
+                   f"gone, record stopped")
 
     def test_a_killed_worker_fails_only_its_case(self):
         with tempfile.TemporaryDirectory(prefix="pmqa_scale_kill_") as tmp:

@@ -655,6 +655,8 @@ class Runner:
         comes. A worker that dies fails its case only (its device goes on with a fresh worker); a device
         whose worker cannot start gives its cases to the others."""
         pending = [c for c in self.record.cases if not c.finished]
+        if not pending or self.cases is None:
+            return
         for entry in pending:  # the previous run's results: never left to pass for this run's
             try:
                 (self.out_dir / entry.result).unlink()
@@ -688,8 +690,11 @@ class Runner:
                     self.cases.stop_taking()
                 self.write_junit()
         if not self.record.stopped and any(not c.finished for c in self.record.cases):
-            self.stop(f"no worker could be started on device(s) {', '.join(lost) or '?'}, and no other device was "
-                      f"left to run the remaining cases")
+            if len(set(lost)) == len(self.devices):
+                self.stop(f"no worker could be started on any of --devices {', '.join(self.devices)}")
+            else:
+                self.stop(f"no worker could be started on device(s) {', '.join(lost) or '?'}, and no other device "
+                          f"was left to run the remaining cases")
 
     def record_result(self, entry: RecordedCase, r: CaseResult) -> None:
         entry.status, entry.message, entry.seconds = r.status, r.message, round(r.seconds, 6)
