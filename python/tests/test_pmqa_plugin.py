@@ -325,7 +325,7 @@ def test_shards_of_a_suite_with_a_large_case_are_gens(pytester):
     for k in (1, 2, 3):
         result = pytester.runpytest_subprocess(*PLUGIN, "--pmqa-suite", "nightly", "--pmqa-shard", f"{k}/3",
                                                "--collect-only", "-q")
-        got = set(re.findall(r"test_kernel\[([^\]]+)\]", output(result)))
+        got = set(re.findall(r"::test_\w+\[([^\]]+)\]", output(result)))
         assert got == {n for n, s in split.items() if s == k} | (large if k == 1 else set()), output(result)
         for name in got:
             seen[name] = seen.get(name, 0) + 1
