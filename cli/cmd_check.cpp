@@ -17,6 +17,7 @@
 #include "pmqa/reference/compare.hpp"
 #include "progress.hpp"
 #include "results.hpp"
+#include "shard_option.hpp"
 #include "table.hpp"
 
 namespace pmqa::cli {
@@ -32,6 +33,7 @@ struct CheckOptions {
   // The GPU runner's claim (issue 4): the device must be this arch, and the policy must pick this path.
   std::string expect_arch, expect_path;
   dispatch::Context context;
+  std::string shard;  // --shard K/N
 };
 
 // --expect-arch: a job that claims gfx950 but landed on gfx942 hardware fails loudly (exit 1);
@@ -114,6 +116,7 @@ std::vector<checks::Subject> subjects(const CheckOptions& o) {
   return list;
 }
 
+// The suite's cases (only --case's, in the suite's order when given); --shard then takes its part.
 std::vector<fixtures::SuiteCase> pick_cases(const CheckOptions& o) {
   auto cases = fixtures::suite(o.suite);
   if (o.cases.empty()) return cases;
@@ -129,8 +132,22 @@ std::vector<fixtures::SuiteCase> pick_cases(const CheckOptions& o) {
 int run_check(const CheckOptions& o) {
   if (o.executor != "host" && o.executor != "gpu" && o.executor != "auto")
     throw UsageError("--executor " + o.executor + ": expected host, gpu or auto");
+  const auto shard = shard_option(o.shard, "check");
   if (const int status = check_expected_arch(o); status >= 0) return status;
-  const auto cases = pick_cases(o);
+  auto cases = pick_cases(o);
+  const std::size_t total = cases.size();
+  if (shard) {
+    // The split is over every case of the suite (or of --case), the large ones included.
+    std::vector<ShardItem> items;
+    for (const auto& sc : cases)
+      items.push_back({sc.name, shard_work(sc.spec.batch, sc.spec.next_n, sc.spec.heads, sc.spec.head_dim,
+                                           sc.spec.max_model_len)});
+    const auto keep = in_shard(items, shard);
+    std::vector<fixtures::SuiteCase> kept;
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      if (keep[i]) kept.push_back(cases[i]);
+    cases = std::move(kept);
+  }
   const auto subs = subjects(o);
 
   std::vector<std::string> header{"case", "shape"};
@@ -186,8 +203,9 @@ int run_check(const CheckOptions& o) {
   table.print(stdout);
   int passed = 0, failed = 0, skipped = 0;
   for (const auto& r : results) (r.skipped ? skipped : r.passed ? passed : failed)++;
-  std::printf("\n(cells: ok <worst |out-ref| / element limit>, or FAIL <the gates and checks it broke>)\npmqa check --suite %s: %d passed, %d failed, %d skipped\n",
-              o.suite.c_str(), passed, failed, skipped);
+  const std::string sharded = shard ? " (" + shard_words(shard, cases.size(), total, "case(s)") + ")" : std::string();
+  std::printf("\n(cells: ok <worst |out-ref| / element limit>, or FAIL <the gates and checks it broke>)\npmqa check --suite %s%s: %d passed, %d failed, %d skipped\n",
+              o.suite.c_str(), sharded.c_str(), passed, failed, skipped);
   if (!o.junit.empty()) write_junit(o.junit, "pmqa check", results);
   if (!o.json.empty()) write_json(o.json, "pmqa check --suite " + o.suite, results);
   return failed ? kExitMismatch : kExitPass;
@@ -206,6 +224,9 @@ Command add_check_command(CLI::App& parent) {
   cmd.app->add_option("--junit", opts->junit, "write JUnit XML here");
   cmd.app->add_option("--json", opts->json, "write a JSON report here");
   cmd.app->add_flag("-v,--verbose", opts->verbose, "print every report, not only failing ones");
+  cmd.app->add_option("--shard", opts->shard,
+                      "K/N: check only shard K of N (1-based) of the cases, a stable split by case name balanced by "
+                      "work: N jobs with K = 1..N together check every case once");
   cmd.app->add_option("--expect-arch", opts->expect_arch,
                       "fail unless the GPU is this arch (e.g. gfx950, sm_90), then check the policy's decision for it");
   cmd.app->add_option("--expect-path", opts->expect_path, "with --expect-arch: the path the policy must pick (fused, two-stage, ...)");

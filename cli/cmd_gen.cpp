@@ -17,6 +17,7 @@
 #include "pmqa/fixtures/suites.hpp"
 #include "pmqa/reference/reference.hpp"
 #include "progress.hpp"
+#include "shard_option.hpp"
 #include "table.hpp"
 
 namespace pmqa::cli {
@@ -34,6 +35,7 @@ struct GenArgs {
   std::vector<std::string> envelopes;  // --envelope FILE: overlays
   std::string arch;                    // --arch: the device's target, for limits that depend on it
   bool show_envelope = false;
+  std::string shard;                   // --shard K/N: only shard K of N of the cases it would write
 };
 
 std::optional<fixtures::Envelope> envelope_for(const GenArgs& a) {
@@ -118,7 +120,31 @@ int run_gen(const GenArgs& a) {
   }
   if (a.suite.empty()) throw UsageError("gen: --suite is required (one of quick, standard, nightly; see pmqa gen --list)");
   if (a.out.empty()) throw UsageError("gen: --out DIR is required");
-  const auto cases = pick_cases(a, envelope);
+  const auto shard = shard_option(a.shard, "gen");
+  auto cases = pick_cases(a, envelope);
+  // --shard: the split is over the cases gen writes (the large ones only with --include-large), so
+  // a folder holding every shard's files splits the same way again (pmqa verify --shard, pmqa-run
+  // --shard). The large cases left out are in no shard; each shard's run says it skipped them.
+  std::size_t total = 0;
+  if (shard) {
+    std::vector<ShardItem> items;
+    std::vector<std::size_t> where;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const auto& sc = cases[i];
+      if (sc.large && !a.include_large) continue;
+      items.push_back({sc.name, shard_work(sc.spec.batch, sc.spec.next_n, sc.spec.heads, sc.spec.head_dim,
+                                           sc.spec.max_model_len)});
+      where.push_back(i);
+    }
+    total = items.size();
+    const auto keep = in_shard(items, shard);
+    std::vector<bool> drop(cases.size(), false);
+    for (std::size_t k = 0; k < items.size(); ++k) drop[where[k]] = !keep[k];
+    std::vector<fixtures::SuiteCase> kept;
+    for (std::size_t i = 0; i < cases.size(); ++i)
+      if (!drop[i]) kept.push_back(cases[i]);
+    cases = std::move(kept);
+  }
   const std::filesystem::path dir(a.out);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -144,9 +170,11 @@ int run_gen(const GenArgs& a) {
     ++written;
   }
   progress.clear();
-  std::printf("pmqa gen --suite %s%s: %d file(s) written to %s, %d large case(s) skipped\n", a.suite.c_str(),
-              envelope ? (" --fit " + envelope->convention + " (" + envelope->platform + ")").c_str() : "", written,
-              dir.string().c_str(), skipped);
+  const std::string sharded =
+      shard ? " (" + shard_words(shard, static_cast<std::size_t>(written), total, "case(s)") + ")" : std::string();
+  std::printf("pmqa gen --suite %s%s%s: %d file(s) written to %s, %d large case(s) skipped\n", a.suite.c_str(),
+              envelope ? (" --fit " + envelope->convention + " (" + envelope->platform + ")").c_str() : "",
+              sharded.c_str(), written, dir.string().c_str(), skipped);
   return kExitPass;
 }
 
@@ -176,6 +204,10 @@ Command add_gen_command(CLI::App& parent) {
                       "the device's target (gfx942, gfx950, sm_90) for limits that depend on it (vllm-rocm's fp8 "
                       "format); default: none apply");
   cmd.app->add_flag("--show-envelope", args->show_envelope, "print the envelope's limits and reasons and exit");
+  cmd.app->add_option("--shard", args->shard,
+                      "K/N: write only shard K of N (1-based) of the cases, a stable split by case name balanced by "
+                      "work: N jobs with K = 1..N together write every case once (the split pmqa check, verify and "
+                      "pmqa-run --shard make)");
   cmd.run = [args] { return run_gen(*args); };
   return cmd;
 }

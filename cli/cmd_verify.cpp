@@ -2,10 +2,16 @@
 // Every input is checked even after a failure, so one run reports them all; the exit status is the
 // worst seen: 2 (invalid input) over 1 (mismatch) over 0 (all pass).
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <numeric>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "command.hpp"
@@ -13,6 +19,7 @@
 #include "printable.hpp"
 #include "progress.hpp"
 #include "results.hpp"
+#include "shard_option.hpp"
 #include "verify_case.hpp"
 #include "verify_inputs.hpp"
 #include "verify_map.hpp"
@@ -28,6 +35,8 @@ struct VerifyArgs {
   std::string junit, json;
   std::string map;  // --map: the SVG error map (a folder of them for several inputs)
   std::string cases;  // --cases: the inputs of logits-only result files
+  std::string shard;  // --shard K/N
+  int jobs = 0;       // -j N: files judged at once (0: the cores available)
 };
 
 VerifyOptions parse_options(const VerifyArgs& a) {
@@ -62,25 +71,99 @@ VerifyOptions parse_options(const VerifyArgs& a) {
   return o;
 }
 
+// One input's verdict (what -j 1 and every worker of -j N do).
+Verdict judge_input(const VerifyInput& in, const VerifyOptions& options, const VerifyArgs& a, std::size_t inputs) {
+  VerifyOptions file_options = options;
+  if (!a.map.empty()) file_options.map = map_file_for(a.map, in.path, inputs);
+  using Kind = VerifyInput::Kind;
+  try {
+    return in.kind == Kind::judge    ? verify_case_file(in.path, file_options)
+           : in.kind == Kind::failed ? recorded_failure(in.path, in.error, in.suite, in.name)
+           : in.kind == Kind::skipped ? recorded_skip(in.path, in.error, in.suite, in.name)
+                                      : invalid_input(in.path, in.error, in.suite, in.name);
+  } catch (const std::exception& e) {  // verify_case_file catches its own; this is for what it cannot
+    return invalid_input(in.path, in.path.string() + ": " + e.what());
+  }
+}
+
+// The inputs shard K takes, split by each input's case name and work (the folder's run record's, else
+// the file header's): a folder of `pmqa gen --suite S` files splits as gen --shard splits suite S.
+std::vector<VerifyInput> take_shard(std::vector<VerifyInput> inputs, const std::optional<Shard>& shard,
+                                    const VerifyOptions& options) {
+  if (!shard) return inputs;
+  std::vector<ShardItem> items;
+  for (const auto& in : inputs) {
+    ShardItem item = shard_item_of_file(in.path, options.cases);
+    if (!in.record_name.empty()) item.name = in.record_name;
+    if (in.record_work > 0) item.work = in.record_work;
+    items.push_back(std::move(item));
+  }
+  const auto keep = in_shard(items, shard);
+  std::vector<VerifyInput> kept;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (keep[i]) kept.push_back(std::move(inputs[i]));
+  return kept;
+}
+
 int run_verify(const VerifyArgs& a) {
-  const VerifyOptions options = parse_options(a);
+  VerifyOptions options = parse_options(a);
+  const auto shard = shard_option(a.shard, "verify");
+  if (a.jobs < 0) throw UsageError("verify: -j " + std::to_string(a.jobs) + ": expected a number of files at once, 1 or more (0: the cores available)");
   if (a.files.empty())
     throw UsageError("verify: no input files (give case files, or directories holding *.safetensors files)");
-  const auto [inputs, notes] = expand_verify_inputs(a.files);
+  auto [all_inputs, notes] = expand_verify_inputs(a.files);
   for (const auto& note : notes) std::printf("%s\n", printable(note).c_str());
+  const std::size_t total = all_inputs.size();
+  const std::vector<VerifyInput> inputs = take_shard(std::move(all_inputs), shard, options);
+
+  // -j N: N files judged at once, each by a worker that loads one file at a time (so at most N are
+  // in memory), the verdicts printed in the inputs' order as that order's next one completes. The
+  // oracle's own threads share the cores among the N.
+  const int cores = available_cores();
+  const std::size_t jobs =
+      std::min<std::size_t>(static_cast<std::size_t>(a.jobs > 0 ? a.jobs : cores), std::max<std::size_t>(inputs.size(), 1));
+  if (jobs > 1) options.reference_threads = std::max(1, cores / static_cast<int>(jobs));
+
+  std::vector<std::optional<Verdict>> done(inputs.size());
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::vector<std::jthread> workers;
+  if (jobs > 1) {
+    // The heaviest first (the work the shards weigh by), so a large file does not start last.
+    std::vector<std::uint64_t> work(inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) work[i] = shard_item_of_file(inputs[i].path, options.cases).work;
+    auto order = std::make_shared<std::vector<std::size_t>>(inputs.size());
+    std::iota(order->begin(), order->end(), std::size_t{0});
+    std::stable_sort(order->begin(), order->end(), [&](std::size_t x, std::size_t y) { return work[x] > work[y]; });
+    auto next = std::make_shared<std::atomic<std::size_t>>(0);
+    for (std::size_t w = 0; w < jobs; ++w)
+      workers.emplace_back([&, order, next] {
+        for (std::size_t k; (k = next->fetch_add(1)) < order->size();) {
+          const std::size_t i = (*order)[k];
+          Verdict v = judge_input(inputs[i], options, a, total);
+          const std::lock_guard lock(mutex);
+          done[i] = std::move(v);
+          ready.notify_all();
+        }
+      });
+  }
 
   std::vector<Result> results;
   int status = kExitPass, passed = 0, failed = 0, invalid = 0, skipped = 0;
   Progress progress(inputs.size());
-  for (const auto& in : inputs) {
-    progress.step(printable(in.path.string(), false));
-    VerifyOptions file_options = options;
-    if (!a.map.empty()) file_options.map = map_file_for(a.map, in.path, inputs.size());
-    using Kind = VerifyInput::Kind;
-    const Verdict v = in.kind == Kind::judge    ? verify_case_file(in.path, file_options)
-                      : in.kind == Kind::failed ? recorded_failure(in.path, in.error, in.suite, in.name)
-                      : in.kind == Kind::skipped ? recorded_skip(in.path, in.error, in.suite, in.name)
-                                                 : invalid_input(in.path, in.error, in.suite, in.name);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& in = inputs[i];
+    Verdict v;
+    if (jobs > 1) {
+      std::unique_lock lock(mutex);
+      ready.wait(lock, [&] { return done[i].has_value(); });
+      v = std::move(*done[i]);
+      done[i].reset();
+    } else {
+      progress.step(printable(in.path.string(), false));
+      v = judge_input(in, options, a, total);
+    }
+    if (jobs > 1) progress.step(printable(in.path.string(), false));
     progress.clear();
     // Everything printed passes through printable(): no control character from a file reaches the
     // terminal, and a NUL cannot cut a report short.
@@ -89,10 +172,13 @@ int run_verify(const VerifyArgs& a) {
     std::fflush(stdout);
     (v.result.skipped ? skipped : v.status == kExitPass ? passed : v.status == kExitMismatch ? failed : invalid)++;
     status = std::max(status, v.status);
-    results.push_back(v.result);
+    results.push_back(std::move(v.result));
   }
+  workers.clear();  // joins them (every one has finished: each verdict was taken)
   progress.clear();
-  std::printf("pmqa verify: %zu file(s): %d passed, %d failed, %d invalid%s\n", inputs.size(), passed, failed, invalid,
+  const std::string counted =
+      shard ? shard_words(shard, inputs.size(), total, "file(s)") : std::to_string(inputs.size()) + " file(s)";
+  std::printf("pmqa verify: %s: %d passed, %d failed, %d invalid%s\n", counted.c_str(), passed, failed, invalid,
               skipped ? (", " + std::to_string(skipped) + " skipped").c_str() : "");
   if (!a.junit.empty()) write_junit(a.junit, "pmqa verify", results);
   if (!a.json.empty()) write_json(a.json, "pmqa verify", results);
@@ -125,6 +211,12 @@ Command add_verify_command(CLI::App& parent) {
   cmd.app->add_option("--map", args->map,
                       "draw each file's error map (rows x logical blocks, coloured by the worst error over the "
                       "limit) as SVG: this file for one input, else a folder mirroring the inputs' paths");
+  cmd.app->add_option("--shard", args->shard,
+                      "K/N: verify only shard K of N (1-based) of the inputs, split by each file's case name and "
+                      "shape (a folder of a whole suite's files splits as pmqa gen --shard splits the suite)");
+  cmd.app->add_option("-j,--jobs", args->jobs,
+                      "files judged at once (default 0: the cores this process may use); the report's order and the "
+                      "exit status are those of -j 1, and at most N files are in memory at once");
   cmd.run = [args] { return run_verify(*args); };
   return cmd;
 }

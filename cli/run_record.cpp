@@ -78,6 +78,8 @@ std::optional<RunRecordView> read_run_record(const fs::path& folder) {
     rc.message = text_field(c, "message", where);
     rc.written = bool_field(c, "written", where);
     rc.sha256 = text_field(c, "sha256", where);
+    // "work" (pmqa-run since --shard): optional, so records of earlier runs still read.
+    if (c.contains("work") && c.at("work").is_number_unsigned()) rc.work = c.at("work").get<std::uint64_t>();
     if (rc.result.empty() || rc.result.find('/') != std::string::npos)
       throw std::runtime_error(where + ": a case's result \"" + rc.result + "\" is not a file name");
     r.cases.push_back(std::move(rc));

@@ -4,6 +4,7 @@
 // against it: a file the latest run did not write is stale and never passes silently.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@ struct RecordedCase {
   std::string message;
   bool written = false;     // the run wrote `result`, with this sha256
   std::string sha256;
+  std::uint64_t work = 0;   // the case's shard_work (model/shard.hpp), 0 when the record does not say
 };
 
 struct RunRecordView {

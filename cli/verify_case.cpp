@@ -144,6 +144,7 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
     JudgeOverrides overrides;
     overrides.contract = options.contract;
     overrides.nan = options.nan;
+    overrides.threads = options.reference_threads;
     if (options.tolerance) overrides.tolerance = Tolerance::named(*options.tolerance);  // the command checked the name
     Report rep = judge_case_file(f, file.string(), overrides, /*with_map=*/true);
     const CompareOptions judged = file_compare_options(f, file.string(), overrides);

@@ -52,11 +52,14 @@ VerifyInput attributed(const fs::path& file, const RunRecordView& run) {
     return invalid(file, shown(file) + ": stale: the latest run into this folder, " + run.describe() + " (" +
                              shown(run.path) + "), did not write it; it is left from an earlier run or another program");
   const std::string now = sha256_file(file);
+  VerifyInput in{file, VerifyInput::Kind::judge, "", "", ""};
   if (now != it->sha256)
-    return invalid(file, shown(file) + ": changed since " + run.describe() + " wrote it (sha256 " + it->sha256 +
-                             ", now " + now + ")",
-                   it->suite, it->name);
-  return {file, VerifyInput::Kind::judge, "", "", ""};
+    in = invalid(file, shown(file) + ": changed since " + run.describe() + " wrote it (sha256 " + it->sha256 +
+                           ", now " + now + ")",
+                 it->suite, it->name);
+  in.record_name = it->name;
+  in.record_work = it->work;
+  return in;
 }
 
 // What the record says of a case whose file is not in the folder.
@@ -65,6 +68,8 @@ VerifyInput unaccounted(const fs::path& folder, const RecordedCase& c, const Run
   in.path = folder / c.result;
   in.suite = c.suite;
   in.name = c.name;
+  in.record_name = c.name;
+  in.record_work = c.work;
   const std::string who = shown(in.path) + ": ";
   if (c.written) {
     in.kind = VerifyInput::Kind::invalid;

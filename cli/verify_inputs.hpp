@@ -9,6 +9,7 @@
 // recorded: the op failed, the case was refused, unsupported, or never run because the run stopped).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ struct VerifyInput {
   Kind kind = Kind::judge;
   std::string error;        // why, for every kind but judge
   std::string suite, name;  // JUnit's classname and name when no file is read (from the run record)
+  // --shard: the case's name and work as the folder's run record states them ("" and 0: read from the file).
+  std::string record_name;
+  std::uint64_t record_work = 0;
 };
 
 struct VerifyInputs {

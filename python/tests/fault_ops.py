@@ -84,6 +84,15 @@ def hangs_with_child(q, *args):
     return si.eager_ok(q, *args)
 
 
+def hangs_noting_pid(q, *args):
+    """Notes its worker's pid (PMQA_FAULT_DIR/hung) and hangs on case b; slow_ok on the others (so a
+    run over several devices is still going when a test kills the worker that hangs)."""
+    if _faulty(q):
+        _trace("hung", str(os.getpid()))
+        time.sleep(3600)
+    return slow_ok(q, *args)
+
+
 def changes_folder(q, *args):
     """Moves to another working folder on every call (and leaves it there)."""
     os.chdir(os.environ.get("PMQA_FAULT_CHDIR", "/"))

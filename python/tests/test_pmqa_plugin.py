@@ -307,3 +307,26 @@ def test_shards_cover_the_suite_once(pytester):
     assert seen == {n: 1 for n in quick.names}
     result = pytester.runpytest_subprocess(*PLUGIN, "--pmqa-shard", "4/3")
     assert result.ret != 0 and "--pmqa-shard 4/3: K must be 1 to N" in output(result)
+
+
+def test_shards_of_a_suite_with_a_large_case_are_gens(pytester):
+    """nightly holds a gigabyte case, which pmqa gen writes only with --include-large: without
+    --pmqa-include-large the split is over the other cases (gen --shard's split, so CI jobs that
+    generate and those that test take the same cases), the large one reported, skipped, by shard 1."""
+    import re
+    from pmqa.cases.shard import assign_shards
+    pytester.makepyfile(test_my_kernel=EXAMPLE.read_text())
+    nightly = pmqa.cases("nightly", include_large=True)
+    runs = [c for c in nightly if not c.large]
+    large = {c.name for c in nightly if c.large}
+    assert large, "nightly has a large case"
+    split = dict(zip([c.name for c in runs], assign_shards([(c.name, c._h.shard_work) for c in runs], 3)))
+    seen = {}
+    for k in (1, 2, 3):
+        result = pytester.runpytest_subprocess(*PLUGIN, "--pmqa-suite", "nightly", "--pmqa-shard", f"{k}/3",
+                                               "--collect-only", "-q")
+        got = set(re.findall(r"::test_\w+\[([^\]]+)\]", output(result)))
+        assert got == {n for n, s in split.items() if s == k} | (large if k == 1 else set()), output(result)
+        for name in got:
+            seen[name] = seen.get(name, 0) + 1
+    assert seen == {c.name: 1 for c in nightly}

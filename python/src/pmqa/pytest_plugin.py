@@ -216,7 +216,11 @@ def pytest_generate_tests(metafunc: Any) -> None:
             shard = parse_shard(choice["shard"])
         except ValueError as exc:
             raise pytest.UsageError(f"pmqa: {str(exc).replace('--shard', '--pmqa-shard')}") from None
-        found = [c for c, keep in zip(found, in_shard([(c.name, c._h.shard_work) for c in found], shard)) if keep]
+        # The split gen --shard makes: over the cases that run, the large ones only with
+        # --pmqa-include-large; a large case skipped without it is reported by shard 1 alone.
+        runs = [c for c in found if choice["include_large"] or not c.large]
+        taken = {id(c) for c, keep in zip(runs, in_shard([(c.name, c._h.shard_work) for c in runs], shard)) if keep}
+        found = [c for c in found if id(c) in taken or (c.large and not choice["include_large"] and shard[0] == 1)]
     absent = device_absent(choice["device"])
     params = []
     for case in found:

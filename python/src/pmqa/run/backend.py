@@ -184,10 +184,13 @@ class NumpyBackend(Backend):
 
     name = "numpy"
 
-    def __init__(self, num_sms: int = 8):
+    def __init__(self, num_sms: int = 8, fake_device: Optional[str] = None):
         self._num_sms = num_sms
+        self.fake_device = fake_device  # pmqa-run --devices on this backend: the id its worker was given
 
     def describe(self) -> str:
+        if self.fake_device is not None:
+            return f"numpy {np.__version__} (host, fake device {self.fake_device})"
         return f"numpy {np.__version__} (host)"
 
     def fp8(self, codes: np.ndarray, fmt: str) -> Fp8Tensor:
@@ -335,9 +338,10 @@ def uninitialised(shape: Sequence[int], dtype=np.float32) -> np.ndarray:
 def make_backend(name: str, device: Optional[str], num_sms: Optional[int]) -> Backend:
     """The backend --backend/--device ask for. torch is imported only here, only for "torch"."""
     if name == "numpy":
-        if device not in (None, "cpu"):
+        fake = device[len("fake:"):] if device and device.startswith("fake:") else None
+        if device not in (None, "cpu") and not (fake and fake.isascii() and fake.isdigit()):
             raise BackendError(f"--device {device}: the numpy backend runs on the host only (use --backend torch)")
-        return NumpyBackend(num_sms if num_sms is not None else 8)
+        return NumpyBackend(num_sms if num_sms is not None else 8, fake_device=fake)
     if name == "torch":
         from .torch_backend import TorchBackend  # imports torch
         return TorchBackend(device or "cuda", num_sms)

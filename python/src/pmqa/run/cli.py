@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from pmqa.cases.atomic_file import CANNOT_WRITE_HERE, describe_os_error
 from pmqa.cases.case_file import file_kind, first_control_character
 from pmqa.cases.logits_file import sha256_file
+from pmqa.cases.shard import assign_shards, parse_shard, shard_work
 
 from .backend import BackendError, make_backend
 from .case_run import CaseResult, CaseRunner, recorded_tolerance as _recorded_tolerance  # noqa: F401
@@ -38,7 +39,7 @@ from .junit import write_junit
 from .kernel_names import load_kernel_names
 from .record import OutputBusy, OutputLock, RecordedCase, RecordError, RunRecord, new_run_id
 from .text import clean_line, indented, say, say_error
-from .worker import STARTUP_TIMEOUT_S, InProcess, SetupError, WorkerPool
+from .worker import STARTUP_TIMEOUT_S, DeviceWorkers, InProcess, SetupError, WorkerPool
 
 EXIT_OK = 0        # every selected case ran and its output file was written
 EXIT_OP_FAILED = 1  # an op raised, returned the wrong thing, wrote outside its rows, or was not repeatable
@@ -191,6 +192,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--startup-timeout-s", type=float, default=STARTUP_TIMEOUT_S, metavar="S",
                    help=f"the longest a worker may take to start (import torch and the op, set up the device); "
                         f"then the run stops, its cases listed as not run (default {STARTUP_TIMEOUT_S:g}; 0: none)")
+    p.add_argument("--shard", default=None, metavar="K/N",
+                   help="run only shard K of N (1-based) of the cases: a stable split by case name balanced by work "
+                        "(the case's B*N*H*D*max_model_len), so N jobs with K = 1..N together run every case once (the "
+                        "split pmqa gen, check and verify --shard make)")
+    p.add_argument("--devices", default=None, metavar="LIST|all",
+                   help="spread the cases over these devices, one worker process each: a comma list of device "
+                        "indices (0,1,3) or all (every CUDA/ROCm device torch sees; on the numpy backend the devices "
+                        "are fake ids, all = the cores available); the largest cases first, one run record and one "
+                        "JUnit, each result file naming its device")
     p.add_argument("--in-process", action="store_true",
                    help="run the cases in this process, not in a worker: no timeout, and a crash ends the run")
     p.add_argument("-v", "--verbose", action="store_true", help="print the traceback when an op raises")
@@ -277,23 +287,48 @@ def name_problem(name: str, what: str = "its name") -> Optional[str]:
     return None
 
 
-def case_header(path: Path) -> Tuple[Optional[str], str]:
-    """The case's name and suite from its header (the file is not read whole here); (None, "") when
-    unreadable or not a regular file (never opened then: a FIFO would block)."""
+def _header_metadata(path: Path) -> Dict[str, Any]:
+    """The header's __metadata__ (the file is not read whole here); {} when unreadable or not a regular
+    file (never opened then: a FIFO would block)."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
-            return None, ""
+            return {}
         with open(path, "rb") as f:
             n = int.from_bytes(f.read(8), "little")
             if n < 2 or n > (16 << 20):
-                return None, ""
+                return {}
             meta = json.loads(f.read(n).decode("utf-8")).get("__metadata__", {})
-        name, suite = meta.get("name"), meta.get("suite", "")
-        if not isinstance(name, str) or first_control_character(name) is not None:
-            return None, ""
-        return name, suite if isinstance(suite, str) and first_control_character(suite) is None else ""
+        return meta if isinstance(meta, dict) else {}
     except (OSError, ValueError, AttributeError, UnicodeDecodeError, RecursionError):
+        return {}
+
+
+def case_header(path: Path) -> Tuple[Optional[str], str]:
+    """The case's name and suite from its header (the file is not read whole here); (None, "") when
+    unreadable or not a regular file (never opened then: a FIFO would block)."""
+    return _name_and_suite(_header_metadata(path))
+
+
+def _name_and_suite(meta: Dict[str, Any]) -> Tuple[Optional[str], str]:
+    name, suite = meta.get("name"), meta.get("suite", "")
+    if not isinstance(name, str) or first_control_character(name) is not None:
         return None, ""
+    return name, suite if isinstance(suite, str) and first_control_character(suite) is None else ""
+
+
+def _work(meta: Dict[str, Any]) -> int:
+    """shard_work of the shape the header states (pmqa verify --shard reads the same fields); 1 when
+    it states no whole shape (the case is still in exactly one shard, where it is reported)."""
+    dims = [meta.get(k) for k in ("batch", "next_n", "heads", "head_dim", "max_model_len")]
+    if not all(isinstance(d, str) and d.isascii() and d.isdigit() and len(d) <= 12 for d in dims):
+        return 1
+    return shard_work(*(int(d) for d in dims))
+
+
+def case_header_and_work(path: Path) -> Tuple[Optional[str], str, int]:
+    """case_header's name and suite, and the case's work (what --shard and --devices balance by)."""
+    meta = _header_metadata(path)
+    return (*_name_and_suite(meta), _work(meta))
 
 
 def _selected(name: str, stem: str, globs: List[str]) -> bool:
@@ -336,7 +371,7 @@ def build_case_runner(args: argparse.Namespace, heartbeat: Callable[[], None] = 
 
 NOT_REACHED = ("not run: pmqa-run has not reached this case: the run is still going, or was interrupted or killed "
                "before it (`pmqa-run --resume --out {out}` finishes the run)")
-RESUME_OPTIONS = ("out", "resume", "timeout_s", "startup_timeout_s", "verbose")
+RESUME_OPTIONS = ("out", "resume", "timeout_s", "startup_timeout_s", "verbose", "devices")
 
 
 class Interrupted(Exception):
@@ -381,6 +416,13 @@ class Runner:
         if args.timeout_s < 0 or args.startup_timeout_s < 0:
             raise UsageError("--timeout-s and --startup-timeout-s must be >= 0 (0: no timeout)")
         parse_kwargs(args.op_kwarg, self.convention.reserved_kwargs, self.convention.name)
+        self.shard = None
+        if getattr(args, "shard", None):
+            try:
+                self.shard = parse_shard(args.shard)
+            except ValueError as e:
+                raise UsageError(str(e)) from None
+        self.devices = resolve_devices(args) if getattr(args, "devices", None) else []
         # Every path absolute: what the op does to its working folder cannot move the runner's files.
         self.out_dir = Path(os.path.abspath(args.out))
         paths = [("--out", args.out), *(("--cases", p) for p in args.cases), ("--junit", args.junit or ""),
@@ -442,12 +484,23 @@ class Runner:
                                           status="invalid", message=f"{clean_line(str(path))}: file: refused: {problem}"))
                 self.refused.append(cases[-1])
                 continue
-            name, suite = case_header(path)
+            name, suite, work = case_header_and_work(path)
             if name is not None and not _selected(name, path.stem, self.args.case):
                 continue
-            cases.append(RecordedCase(str(path), name or path.stem, suite=suite, result=path.name))
+            cases.append(RecordedCase(str(path), name or path.stem, suite=suite, result=path.name, work=work))
+        shard_of = len(cases)
+        if self.shard:
+            # The split is over every case the run would take without --shard (refused ones too: each is
+            # reported by exactly one shard), by name and work: the split pmqa gen --shard made of the suite.
+            k, n = self.shard
+            which = assign_shards([(c.name, c.work or 1) for c in cases], n)
+            cases = [c for c, w in zip(cases, which) if w == k]
+            taken = {id(c) for c in cases}
+            self.refused = [c for c in self.refused if id(c) in taken]
         settings = {k: v for k, v in vars(self.args).items() if k not in ("resume", "run_id")}
         record = RunRecord(self.out_dir, run_id, self.producer, self.args.op, self.convention.name, settings, cases)
+        if self.shard:
+            record.shard, record.shard_of = f"{self.shard[0]}/{self.shard[1]}", shard_of
         ours = {c.result for c in cases}
         others = sorted(p.name for p in self.out_dir.glob("*.safetensors") if p.name not in ours)
         if others:
@@ -511,11 +564,14 @@ class Runner:
         try:
             try:
                 if self.start_cases():
-                    for entry in self.record.cases:
-                        if self.record.stopped:
-                            break
-                        if not entry.finished:
-                            self.run_entry(entry)
+                    if self.devices:
+                        self.run_on_devices()
+                    else:
+                        for entry in self.record.cases:
+                            if self.record.stopped:
+                                break
+                            if not entry.finished:
+                                self.run_entry(entry)
             except Interrupted as e:
                 self.stop(f"pmqa-run was stopped by {signal.Signals(e.signum).name}", 128 + e.signum)
             except KeyboardInterrupt:
@@ -544,6 +600,12 @@ class Runner:
         for c in self.refused:
             self.say(f"ERROR    {c.message}")
         if pending == 0:
+            return True
+        if self.devices:
+            self.say(f"pmqa-run: {len(self.devices)} device(s) ({', '.join(self.devices)}), one worker each; the "
+                     f"largest cases first")
+            self.cases = DeviceWorkers(lambda d: device_args(a, d), build_case_runner, self.devices, a.timeout_s,
+                                       a.startup_timeout_s)
             return True
         try:
             self.cases = (InProcess(a, build_case_runner) if a.in_process
@@ -587,13 +649,60 @@ class Runner:
             self.stop(f"cannot write the run record in --out: {describe_os_error(e)}")
         self.write_junit()  # up to date after every case: a killed run keeps what it did
 
+    def run_on_devices(self) -> None:
+        """--devices: the pending cases, the largest first, to whichever device's worker is free; each
+        result recorded here (this thread alone prints, keeps the record and writes the JUnit) as it
+        comes. A worker that dies fails its case only (its device goes on with a fresh worker); a device
+        whose worker cannot start gives its cases to the others."""
+        pending = [c for c in self.record.cases if not c.finished]
+        if not pending or self.cases is None:
+            return
+        for entry in pending:  # the previous run's results: never left to pass for this run's
+            try:
+                (self.out_dir / entry.result).unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                if e.errno in CANNOT_WRITE_HERE:
+                    self.stop(f"--out {self.out_dir} takes no more writes: {describe_os_error(e)}")
+                    return
+        order = sorted(pending, key=lambda c: (-(c.work or 1), c.name.encode("utf-8", "surrogateescape"), c.result))
+        lost: List[str] = []
+        for kind, device, entry, payload in self.cases.run_all(order):
+            if kind == "ready":
+                self.say(f"pmqa-run: device {device}: on {payload['backend']}; envelope {payload['convention']} on "
+                         f"{payload['platform']} ({payload['limits']} limit(s))")
+            elif kind == "lost":
+                first = clean_line(payload.splitlines()[0] if payload else "")
+                lost.append(device)
+                say_error(f"pmqa-run: error: device {device}: no worker could be started: {first}"
+                          + ("; its cases go to the other devices" if len(lost) < len(self.devices) else ""))
+            elif kind == "result":
+                entry.device = device
+                self.record_result(entry, payload)
+                if payload.stop:
+                    self.stop(payload.stop)
+                    self.cases.stop_taking()
+                try:
+                    self.record.save()
+                except OSError as e:
+                    self.stop(f"cannot write the run record in --out: {describe_os_error(e)}")
+                    self.cases.stop_taking()
+                self.write_junit()
+        if not self.record.stopped and any(not c.finished for c in self.record.cases):
+            if len(set(lost)) == len(self.devices):
+                self.stop(f"no worker could be started on any of --devices {', '.join(self.devices)}")
+            else:
+                self.stop(f"no worker could be started on device(s) {', '.join(lost) or '?'}, and no other device "
+                          f"was left to run the remaining cases")
+
     def record_result(self, entry: RecordedCase, r: CaseResult) -> None:
         entry.status, entry.message, entry.seconds = r.status, r.message, round(r.seconds, 6)
         entry.name, entry.suite = r.name, r.suite or entry.suite
         entry.written, entry.sha256 = r.written, r.sha256
         entry.shape, entry.limit, entry.bench_ms = r.shape, r.limit, r.bench_ms
         entry.floor_ratio, entry.kernel_path = r.floor_ratio, r.kernel_path
-        label = f"case {r.name} ({r.path})"
+        label = f"case {r.name} ({r.path})" + (f" on device {entry.device}" if entry.device else "")
         h = self.cases.header
         if r.status == "ok":
             bench = f"{r.bench_ms:>9} ms" if r.bench_ms else ""
@@ -601,7 +710,8 @@ class Runner:
                 bench = f"{r.kernel_ms:>9} ms kernels, {r.bench_ms} ms wall"
             ratio = f"  x{r.floor_ratio} floor{'' if r.floor_gated else ' (not gated)'}" if r.floor_ratio else ""
             path = f"  path {r.kernel_path}" if r.kernel_path else ""
-            self.say(f"ok       {r.name:<26} {r.shape:<34} {bench}{ratio}{path}  {r.out_path}")
+            on = f"  [{entry.device}]" if entry.device else ""
+            self.say(f"ok       {r.name:<26} {r.shape:<34} {bench}{ratio}{path}{on}  {r.out_path}")
         elif r.status == "unsupported":
             if self.args.skip_unsupported:
                 self.say(f"SKIP     {r.name:<26} {r.shape:<34} unsupported by {h['convention']} on {h['platform']}: "
@@ -660,19 +770,73 @@ class Runner:
         if not cases:
             self.say(f"pmqa-run: error: no case matched --case {' '.join(self.args.case)}")
         how = "skipped" if self.args.skip_unsupported else "refused"
-        self.say(f"pmqa-run: {len(cases)} case(s): {count['ok']} written, {count['failed']} failed, "
+        shard = f"shard {self.record.shard}: {len(cases)} of {self.record.shard_of} case(s)" if self.record.shard \
+            else f"{len(cases)} case(s)"
+        self.say(f"pmqa-run: {shard}: {count['ok']} written, {count['failed']} failed, "
                  f"{count['unsupported']} unsupported ({how}), {count['invalid']} invalid"
                  f"{f', {not_run} not run' if not_run else ''} (exit {self.status})")
         limits = Counter(c.limit for c in cases if c.status == "unsupported")
         if limits:
             self.say("pmqa-run: unsupported by limit: " +
                      ", ".join(f"{lid} {n}" for lid, n in sorted(limits.items(), key=lambda x: (-x[1], x[0]))))
-        if not self.args.in_process and self.cases is not None and self.cases.started > 1:
-            self.say(f"pmqa-run: {self.cases.started} worker processes (a fresh one after each fault)")
+        if not self.args.in_process and self.cases is not None and self.cases.started > max(1, len(self.devices)):
+            self.say(f"pmqa-run: {self.cases.started} worker processes ("
+                     f"{f'{len(self.devices)} device(s), ' if self.devices else ''}a fresh one after each fault)")
         if self.record.stopped:
             kept = sum(c.written and (self.out_dir / c.result).is_file() for c in cases)
             self.say(f"pmqa-run: the run stopped early ({self.record.stopped}): {kept} result file(s) kept in "
                      f"{self.out_dir}, {not_run} case(s) not run; `pmqa-run --resume --out {self.out_dir}` finishes it")
+
+def resolve_devices(args: argparse.Namespace) -> List[str]:
+    """--devices LIST|all as the device ids the workers get ("0", "1", ...)."""
+    text = str(args.devices).strip()
+    if args.in_process:
+        raise UsageError("--devices runs one worker process per device; --in-process runs none")
+    if args.device:
+        raise UsageError("--device and --devices: give one (--devices sets each worker's device)")
+    if text == "all":
+        count = count_devices(args.backend, args.startup_timeout_s)
+        if count < 1:
+            raise UsageError("--devices all: torch sees no CUDA/ROCm device here")
+        return [str(i) for i in range(count)]
+    parts = text.split(",")
+    if not all(p.isascii() and p.isdigit() and len(p) <= 6 for p in parts):
+        raise UsageError(f"--devices {clean_line(text)}: expected a comma list of device indices (e.g. 0,1) or all")
+    ids = [str(int(p)) for p in parts]
+    dupes = sorted({d for d in ids if ids.count(d) > 1}, key=int)
+    if dupes:
+        raise UsageError(f"--devices {text}: device {', '.join(dupes)} given twice (one worker per device)")
+    return ids
+
+
+def count_devices(backend: str, timeout_s: float) -> int:
+    """The devices --devices all means: torch's CUDA/ROCm devices (counted in a child process, so this
+    one never initialises a device), or on the numpy backend one fake device per core available."""
+    if backend == "numpy":
+        try:
+            return len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            return os.cpu_count() or 1
+    import subprocess
+    import sys
+    code = "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)"
+    try:
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=timeout_s if timeout_s and timeout_s > 0 else None)
+    except subprocess.TimeoutExpired:
+        raise UsageError(f"--devices all: counting torch's devices took over {timeout_s:g} s") from None
+    if p.returncode != 0 or not p.stdout.strip().isdigit():
+        last = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        raise UsageError(f"--devices all: cannot count torch's devices: {clean_line(last)}")
+    return int(p.stdout.strip())
+
+
+def device_args(args: argparse.Namespace, device: str) -> argparse.Namespace:
+    """A worker's settings for one of --devices: torch gets cuda:N, the numpy backend a fake device."""
+    ns = argparse.Namespace(**vars(args))
+    ns.device = f"cuda:{device}" if args.backend == "torch" else f"fake:{device}"
+    return ns
+
 
 def load_envelope(convention: str, platform: str, overlays: List[str], backend) -> Envelope:
     """The convention's envelope on --platform (auto: the backend's), with the --envelope overlays."""
@@ -693,7 +857,7 @@ def resume_args(parser: argparse.ArgumentParser, argv: Optional[List[str]], args
     extra = sorted(set(given) - set(RESUME_OPTIONS))
     if extra:
         raise UsageError("--resume takes every setting from the run's record; only --timeout-s, "
-                         "--startup-timeout-s and -v may be given with it, not " +
+                         "--startup-timeout-s, --devices and -v may be given with it, not " +
                          ", ".join("--" + e.replace("_", "-") for e in extra))
     out = Path(os.path.abspath(args.out))
     try:

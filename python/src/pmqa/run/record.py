@@ -72,6 +72,8 @@ class RecordedCase:
     bench_ms: str = ""
     floor_ratio: str = ""
     kernel_path: str = ""
+    work: int = 0                # shard_work of the case's shape (what --shard and --devices balance by); 0: unknown
+    device: str = ""             # --devices: the device whose worker ran it
 
     @property
     def finished(self) -> bool:
@@ -92,6 +94,8 @@ class RunRecord:
     complete: bool = False
     stopped: str = ""            # why the run stopped before its end ("" while running, or complete)
     resumed: List[str] = field(default_factory=list)  # when --resume went on with it
+    shard: str = ""              # --shard K/N: the shard this run took ("" for all)
+    shard_of: int = 0            # --shard: how many cases the whole split was over
 
     @property
     def path(self) -> Path:
@@ -104,6 +108,7 @@ class RunRecord:
         return {"schema": SCHEMA, "run_id": self.run_id, "producer": clean_line(self.producer), "op": clean_line(self.op),
                 "convention": self.convention, "started": self.started, "updated": self.updated,
                 "resumed": self.resumed, "complete": self.complete, "stopped": self.stopped,
+                "shard": self.shard, "shard_of": self.shard_of,
                 "pid": os.getpid(), "host": socket.gethostname(), "settings": _clean_values(self.settings),
                 "cases": [asdict(c) for c in self.cases]}
 
@@ -130,7 +135,8 @@ class RunRecord:
             return cls(out_dir=out_dir, run_id=doc["run_id"], producer=doc["producer"], op=doc["op"],
                        convention=doc["convention"], settings=doc["settings"], cases=cases, started=doc["started"],
                        updated=doc.get("updated", ""), complete=bool(doc["complete"]), stopped=doc.get("stopped", ""),
-                       resumed=list(doc.get("resumed", [])))
+                       resumed=list(doc.get("resumed", [])), shard=str(doc.get("shard", "")),
+                       shard_of=int(doc.get("shard_of", 0) or 0))
         except (KeyError, TypeError, AttributeError) as e:
             raise RecordError(f"{path}: the run record is incomplete or malformed ({type(e).__name__}: {e})") from None
 

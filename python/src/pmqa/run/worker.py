@@ -28,9 +28,11 @@ the runner's, and a crash ends the run.
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import multiprocessing as mp
 import os
+import queue
 import re
 import signal
 import subprocess
@@ -177,11 +179,13 @@ def _describe_exit(code: Optional[int]) -> str:
 
 
 class _OutputRelay(threading.Thread):
-    """Prints what the worker writes to its stdout and stderr, a line at a time, as "  op> LINE"."""
+    """Prints what the worker writes to its stdout and stderr, a line at a time, as "  op> LINE"
+    ("  op[DEVICE]> LINE" for a worker of --devices)."""
 
-    def __init__(self, fd: int):
+    def __init__(self, fd: int, label: str = ""):
         super().__init__(name="pmqa-run-op-output", daemon=True)
         self.fd = fd
+        self.prefix = f"  op[{label}]> " if label else "  op> "
 
     def run(self) -> None:
         pending = b""
@@ -200,16 +204,17 @@ class _OutputRelay(threading.Thread):
             self._say(pending)
         os.close(self.fd)
 
-    @staticmethod
-    def _say(raw: bytes) -> None:
-        say("  op> " + clean_line(raw.decode("utf-8", "backslashreplace")))
+    def _say(self, raw: bytes) -> None:
+        say(self.prefix + clean_line(raw.decode("utf-8", "backslashreplace")))
 
 
 class WorkerPool:
     """One worker process at a time, replaced after a fault."""
 
-    def __init__(self, args, build: Callable[..., Any], timeout_s: float, startup_timeout_s: float = STARTUP_TIMEOUT_S):
+    def __init__(self, args, build: Callable[..., Any], timeout_s: float, startup_timeout_s: float = STARTUP_TIMEOUT_S,
+                 label: str = ""):
         self.args = args
+        self.label = label  # --devices: the device, in the op's output lines
         self.build = build
         self.timeout_s = timeout_s if timeout_s and timeout_s > 0 else None
         self.startup_timeout_s = startup_timeout_s if startup_timeout_s and startup_timeout_s > 0 else None
@@ -252,7 +257,7 @@ class WorkerPool:
         child.close()
         out_write.close()
         self.proc, self.conn = proc, parent
-        self.relay = _OutputRelay(os.dup(out_read.fileno()))
+        self.relay = _OutputRelay(os.dup(out_read.fileno()), self.label)
         out_read.close()
         self.relay.start()
         self.started += 1
@@ -340,3 +345,132 @@ class WorkerPool:
     def abort(self) -> None:
         """The run was interrupted: end the worker's group now, without waiting for the case."""
         self._kill()
+
+    def kill_now(self) -> None:
+        """From another thread than the one in run(): kill the worker's group; run() then sees it dead,
+        cleans up and returns (abort() would pull the process from under it)."""
+        proc = self.proc
+        if proc is None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+        try:
+            proc.kill()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+class DeviceWorkers:
+    """--devices: one WorkerPool per device (its restarts, timeouts and process groups as ever), each
+    driven by a thread of its own that takes the next case from a shared list (in the order given:
+    the largest first) until none is left. run_all() hands each event to the caller's thread, which
+    alone prints, keeps the record and writes the JUnit:
+
+      ("ready", device, None, header)    the device's worker started
+      ("result", device, entry, result)  a case finished (a worker that died fails only its case)
+      ("lost", device, entry, message)   no worker could be started on the device: its case (entry,
+                                         None at the start) goes back to the list for the others
+    """
+
+    def __init__(self, args_for: Callable[[str], Any], build: Callable[..., Any], devices, timeout_s: float,
+                 startup_timeout_s: float = STARTUP_TIMEOUT_S):
+        self.args_for = args_for
+        self.build = build
+        self.devices = list(devices)
+        self.timeout_s = timeout_s
+        self.startup_timeout_s = startup_timeout_s
+        self.header: Dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._todo: "collections.deque" = collections.deque()
+        self._events: "queue.Queue" = queue.Queue()
+        self._stop = threading.Event()
+        self._pools: Dict[str, WorkerPool] = {}
+        self._threads: list = []
+        self._aborted = False
+
+    @property
+    def started(self) -> int:
+        with self._lock:
+            return sum(p.started for p in self._pools.values())
+
+    def stop_taking(self) -> None:
+        """No device takes another case (those running finish)."""
+        self._stop.set()
+
+    def run_all(self, entries):
+        """Runs entries (objects with .file) over the devices; yields the events above until every
+        device's thread has ended."""
+        self._todo.extend(entries)
+        for device in self.devices:
+            t = threading.Thread(target=self._serve, args=(device,), name=f"pmqa-run-device-{device}", daemon=True)
+            self._threads.append(t)
+            t.start()
+        live = len(self._threads)
+        while live:
+            try:
+                event = self._events.get(timeout=POLL_S)
+            except queue.Empty:
+                continue
+            if event[0] == "end":
+                live -= 1
+                continue
+            if event[0] == "ready" and not self.header:
+                self.header = event[3]
+            yield event
+
+    def _serve(self, device: str) -> None:
+        pool = None
+        try:
+            try:
+                pool = WorkerPool(self.args_for(device), self.build, self.timeout_s, self.startup_timeout_s,
+                                  label=device)
+            except SetupError as e:
+                self._events.put(("lost", device, None, str(e)))
+                return
+            with self._lock:
+                self._pools[device] = pool
+            if self._aborted:
+                return
+            self._events.put(("ready", device, None, pool.header))
+            while not self._stop.is_set():
+                with self._lock:
+                    if not self._todo:
+                        break
+                    entry = self._todo.popleft()
+                try:
+                    result = pool.run(Path(entry.file))
+                except SetupError as e:  # the fresh worker after a fault did not start
+                    with self._lock:
+                        self._todo.appendleft(entry)
+                    self._events.put(("lost", device, entry, str(e)))
+                    return
+                if self._aborted:
+                    return  # interrupted: the case stays pending (its worker was killed under it)
+                self._events.put(("result", device, entry, result))
+        except BaseException as e:  # noqa: BLE001 - a bug here must not hang the run: the device is lost
+            self._events.put(("lost", device, None, f"{type(e).__name__}: {e}"))
+        finally:
+            if self._aborted and pool is not None:
+                pool.abort()  # this thread owns the pool: a worker that started after the abort ends too
+            self._events.put(("end", device, None, None))
+
+    def close(self) -> None:
+        """Every case ran (or the run stopped taking them): the workers are told to stop, then ended."""
+        self._stop.set()
+        for t in self._threads:
+            t.join()
+        for pool in list(self._pools.values()):
+            pool.close()
+
+    def abort(self) -> None:
+        """The run was interrupted: every worker's group ends now; the cases they ran stay pending."""
+        self._aborted = True
+        self._stop.set()
+        with self._lock:
+            pools = list(self._pools.values())
+        for pool in pools:
+            pool.kill_now()
+        for t in self._threads:
+            t.join(10)

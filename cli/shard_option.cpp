@@ -1,0 +1,104 @@
+#include "shard_option.hpp"
+
+#include <sched.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+
+namespace pmqa::cli {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::uint64_t kMaxHeader = 16u << 20;  // as pmqa.run's case_header: larger is no case file
+
+// The header's __metadata__ (string values only); empty when the file is not a readable safetensors file.
+std::map<std::string, std::string> header_metadata(const fs::path& file) {
+  std::map<std::string, std::string> out;
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return out;  // never open a FIFO: it would block
+  std::ifstream in(file, std::ios::binary);
+  unsigned char len8[8];
+  if (!in.read(reinterpret_cast<char*>(len8), 8)) return out;
+  std::uint64_t len = 0;
+  for (int i = 7; i >= 0; --i) len = (len << 8) | len8[i];
+  if (len < 2 || len > kMaxHeader) return out;
+  std::string text(static_cast<std::size_t>(len), '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(len))) return out;
+  const auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("__metadata__") || !doc.at("__metadata__").is_object())
+    return out;
+  for (const auto& [key, value] : doc.at("__metadata__").items())
+    if (value.is_string()) out[key] = value.get<std::string>();
+  return out;
+}
+
+std::optional<std::int64_t> whole(const std::map<std::string, std::string>& md, const char* key) {
+  const auto it = md.find(key);
+  if (it == md.end() || it->second.empty() || it->second.size() > 12 ||
+      it->second.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoll(it->second);
+}
+
+}  // namespace
+
+std::optional<Shard> shard_option(const std::string& text, const std::string& command) {
+  if (text.empty()) return std::nullopt;
+  try {
+    return parse_shard(text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(command + ": " + e.what());
+  }
+}
+
+std::vector<bool> in_shard(const std::vector<ShardItem>& items, const std::optional<Shard>& shard) {
+  std::vector<bool> keep(items.size(), true);
+  if (!shard) return keep;
+  const auto which = assign_shards(items, shard->count);
+  for (std::size_t i = 0; i < items.size(); ++i) keep[i] = which[i] == shard->index;
+  return keep;
+}
+
+std::string shard_words(const std::optional<Shard>& shard, std::size_t taken, std::size_t total, const char* what) {
+  if (!shard) return "";
+  return "shard " + to_string(*shard) + ": " + std::to_string(taken) + " of " + std::to_string(total) + " " + what;
+}
+
+ShardItem shard_item_of_file(const fs::path& file, const std::optional<fs::path>& cases) {
+  ShardItem item{file.stem().string(), 1};
+  const auto md = header_metadata(file);
+  if (const auto it = md.find("name"); it != md.end() && !it->second.empty()) item.name = it->second;
+  auto heads = whole(md, "heads"), head_dim = whole(md, "head_dim");
+  if ((!heads || !head_dim) && cases) {
+    // A logits-only result file: the input case file holds the rest of the shape.
+    if (const auto input = md.find("input_file");
+        input != md.end() && !input->second.empty() && input->second.find('/') == std::string::npos) {
+      const auto in_md = header_metadata(*cases / input->second);
+      heads = whole(in_md, "heads");
+      head_dim = whole(in_md, "head_dim");
+    }
+  }
+  const auto batch = whole(md, "batch"), next_n = whole(md, "next_n"), len = whole(md, "max_model_len");
+  if (batch && next_n && heads && head_dim && len) item.work = shard_work(*batch, *next_n, *heads, *head_dim, *len);
+  return item;
+}
+
+int available_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace pmqa::cli
