@@ -18,7 +18,7 @@ struct VerifyOptions {
   std::optional<NanRule> nan;            // --nan; otherwise the file's "nan" metadata, else propagate
   std::optional<std::filesystem::path> map;  // --map: write this file's error map here (SVG)
   std::optional<std::filesystem::path> cases;  // --cases: where logits-only result files find their inputs
-  int reference_threads = 0;  // the fp64 oracle's threads (0: every core; verify -j N shares the cores)
+  int reference_threads = 0;  // the fp64 oracle's threads (0: every core)
 };
 
 struct Verdict {
