@@ -23,14 +23,14 @@ ignores launch latency, which dominates small cases: the gate applies only to ca
 at least `--floor-min-mb` (16 MB: the decode shape has about 74 MB); smaller ones get the ratio
 printed, not judged.
 
-The default R: fused kernels sit at 1.6x to 1.9x their floor in kernel time (DeepGEMM 0.0276 /
-0.0304 ms at next_n 1 / 2, launched from C++; pmqa's fused-mma 0.0294 / 0.0345 ms, device events
-around one launch from C++, where no host launch lands inside), AITER's plain Triton fused kernel
-at 4.9x to 5.5x even in wall time (0.080 / 0.098 ms through the runner; its kernel time is at most
-that), and AITER's two-stage composite (fill, stage 1, head sum: 0.233 ms, 14.3x) above 11x in
-every run seen. R = 8 sits between: 1.45x above the slowest fused kernel, 1.4x below the fastest
-two-stage run. bench/h200/pmqa_run_gates.py measures both sides in kernel time at three decode
-cases, 20 fresh processes each (README, "On the GPU runner").
+The default R, from bench/h200/speed_gate.py on an H200 (bench/results/2026-12-02-h200-speed-gate.md:
+kernel time over the floor at deepseek-8k-n1, -n2 and deepseek-32k, 20 fresh processes per path):
+pmqa's fused-mma 1.66 to 1.87, a fused Triton kernel 2.26 to 4.81, AITER's plain Triton fused kernel
+at most 5.5 (its wall time through the runner, an upper bound of its kernel time); the two-stage
+paths from 8.86 (a Triton stage 1 with torch's fill and head sum) up, AITER's composite above 11 in
+every run seen. R = 7 sits near the geometric middle of the closest pair (5.5 and 8.86): 1.27x
+above the slowest fused kernel and 1.27x below the fastest two-stage run (R = 8 left that side
+only 1.11x).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_MAX_FLOOR_RATIO = 8.0
+DEFAULT_MAX_FLOOR_RATIO = 7.0
 DEFAULT_FLOOR_MIN_MB = 16.0
 
 
