@@ -226,27 +226,34 @@ class KilledWorker(unittest.TestCase):
     """A worker killed mid-case on one of two devices: that case fails, every other case is written,
     by both devices. SIGTERM to a run over two devices: every worker ends, the record says why."""
 
+    def start_run_until_b_hangs(self, root: Path, next_n: dict, sleep: str):
+        """pmqa-run over two fake devices of cases named by next_n's keys, with an op that hangs on
+        case b (next_n 3) and sleeps `sleep` seconds on the others; returns once b hangs."""
+        cases, out, traces = root / "cases", root / "out", root / "traces"
+        cases.mkdir()
+        traces.mkdir()
+        for seed, name in enumerate(next_n, 1):
+            pmqa.cases.write_case_file(cases / f"{name}.safetensors",
+                                       si.make_case(seed=seed, next_n=next_n[name], name=name))
+        env = dict(os.environ, PYTHONPATH=PYTHONPATH, PMQA_FAULT_DIR=str(traces), PMQA_FAULT_SLEEP=sleep,
+                   PYTHONDONTWRITEBYTECODE="1")
+        proc = subprocess.Popen([sys.executable, "-m", "pmqa.run", "--backend", "numpy", "--convention", "eager",
+                                 "--op", "fault_ops:hangs_noting_pid", "--cases", str(cases), "--out", str(out),
+                                 "--junit", str(root / "run.xml"), "--devices", "0,1"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        hung = traces / "hung"
+        deadline = time.monotonic() + 120
+        while not hung.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(hung.exists(), "the op never hung on b")
+        return proc, cases, out, hung
+
     def test_sigterm_ends_every_devices_worker(self):
         from fault_ops import pid_alive
         with tempfile.TemporaryDirectory(prefix="pmqa_scale_term_") as tmp:
             root = Path(tmp)
-            cases, out, traces = root / "cases", root / "out", root / "traces"
-            cases.mkdir()
-            traces.mkdir()
-            for seed, name in enumerate("abcd", 1):
-                pmqa.cases.write_case_file(cases / f"{name}.safetensors",
-                                           si.make_case(seed=seed, next_n=3 if name == "b" else 1, name=name))
-            env = dict(os.environ, PYTHONPATH=PYTHONPATH, PMQA_FAULT_DIR=str(traces), PMQA_FAULT_SLEEP="30",
-                       PYTHONDONTWRITEBYTECODE="1")
-            proc = subprocess.Popen([sys.executable, "-m", "pmqa.run", "--backend", "numpy", "--convention", "eager",
-                                     "--op", "fault_ops:hangs_noting_pid", "--cases", str(cases), "--out", str(out),
-                                     "--junit", str(root / "run.xml"), "--devices", "0,1"],
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-            hung = traces / "hung"
-            deadline = time.monotonic() + 120
-            while not hung.exists() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            self.assertTrue(hung.exists(), "the op never hung on b")
+            proc, cases, out, hung = self.start_run_until_b_hangs(
+                root, {name: 3 if name == "b" else 1 for name in "abcd"}, sleep="30")
             time.sleep(0.5)  # the other device's worker is in its 30-second case by now
             workers = [int(x) for x in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
                                                       text=True).stdout.split()]
@@ -267,25 +274,10 @@ class KilledWorker(unittest.TestCase):
     def test_a_killed_worker_fails_only_its_case(self):
         with tempfile.TemporaryDirectory(prefix="pmqa_scale_kill_") as tmp:
             root = Path(tmp)
-            cases, out, traces = root / "cases", root / "out", root / "traces"
-            cases.mkdir()
-            traces.mkdir()
             names = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]
-            for seed, name in enumerate(names, 1):
-                # b (next_n 3: where fault_ops misbehave) is the largest, so it is handed out first
-                pmqa.cases.write_case_file(cases / f"{name}.safetensors",
-                                           si.make_case(seed=seed, next_n=3 if name == "b" else 1 + seed % 2, name=name))
-            env = dict(os.environ, PYTHONPATH=PYTHONPATH, PMQA_FAULT_DIR=str(traces), PMQA_FAULT_SLEEP="0.4",
-                       PYTHONDONTWRITEBYTECODE="1")
-            proc = subprocess.Popen([sys.executable, "-m", "pmqa.run", "--backend", "numpy", "--convention", "eager",
-                                     "--op", "fault_ops:hangs_noting_pid", "--cases", str(cases), "--out", str(out),
-                                     "--junit", str(root / "run.xml"), "--devices", "0,1"],
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-            hung = traces / "hung"
-            deadline = time.monotonic() + 120
-            while not hung.exists() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            self.assertTrue(hung.exists(), "the op never hung on b")
+            # b (next_n 3: where fault_ops misbehave) is the largest, so it is handed out first
+            proc, cases, out, hung = self.start_run_until_b_hangs(
+                root, {name: 3 if name == "b" else 1 + seed % 2 for seed, name in enumerate(names, 1)}, sleep="0.4")
             time.sleep(0.2)
             os.kill(int(hung.read_text().split()[0]), signal.SIGKILL)
             text = proc.communicate(timeout=300)[0].decode()

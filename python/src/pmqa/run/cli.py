@@ -625,29 +625,44 @@ class Runner:
             say_error(f"pmqa-run: error: stopping: {reason}")
         self.worst(status)
 
-    def run_entry(self, entry: RecordedCase) -> None:
-        target = self.out_dir / entry.result
+    def drop_previous_result(self, entry: RecordedCase) -> bool:
+        """Removes the previous run's result for this case (never left to pass for this run's); False
+        when --out takes no more writes (the run is stopped)."""
         try:
-            target.unlink()  # the previous run's result for this case: never left to pass for this run's
+            (self.out_dir / entry.result).unlink()
         except FileNotFoundError:
             pass
         except OSError as e:
             if e.errno in CANNOT_WRITE_HERE:
                 self.stop(f"--out {self.out_dir} takes no more writes: {describe_os_error(e)}")
-                return
+                return False
+        return True
+
+    def finish_case(self, entry: RecordedCase, result: CaseResult) -> bool:
+        """Records a case's result, saves the run record and rewrites the JUnit (up to date after every
+        case: a killed run keeps what it did); False when the run must stop taking cases."""
+        self.record_result(entry, result)
+        go_on = True
+        if result.stop:
+            self.stop(result.stop)
+            go_on = False
+        try:
+            self.record.save()
+        except OSError as e:
+            self.stop(f"cannot write the run record in --out: {describe_os_error(e)}")
+            go_on = False
+        self.write_junit()
+        return go_on
+
+    def run_entry(self, entry: RecordedCase) -> None:
+        if not self.drop_previous_result(entry):
+            return
         try:
             result = self.cases.run(Path(entry.file))
         except SetupError as e:
             self.stop(f"no worker could be started: {clean_line(str(e).splitlines()[0] if str(e) else '')}")
             return
-        self.record_result(entry, result)
-        if result.stop:
-            self.stop(result.stop)
-        try:
-            self.record.save()
-        except OSError as e:
-            self.stop(f"cannot write the run record in --out: {describe_os_error(e)}")
-        self.write_junit()  # up to date after every case: a killed run keeps what it did
+        self.finish_case(entry, result)
 
     def run_on_devices(self) -> None:
         """--devices: the pending cases, the largest first, to whichever device's worker is free; each
@@ -657,15 +672,8 @@ class Runner:
         pending = [c for c in self.record.cases if not c.finished]
         if not pending or self.cases is None:
             return
-        for entry in pending:  # the previous run's results: never left to pass for this run's
-            try:
-                (self.out_dir / entry.result).unlink()
-            except FileNotFoundError:
-                pass
-            except OSError as e:
-                if e.errno in CANNOT_WRITE_HERE:
-                    self.stop(f"--out {self.out_dir} takes no more writes: {describe_os_error(e)}")
-                    return
+        if not all(self.drop_previous_result(entry) for entry in pending):
+            return
         order = sorted(pending, key=lambda c: (-(c.work or 1), c.name.encode("utf-8", "surrogateescape"), c.result))
         lost: List[str] = []
         for kind, device, entry, payload in self.cases.run_all(order):
@@ -679,16 +687,8 @@ class Runner:
                           + ("; its cases go to the other devices" if len(lost) < len(self.devices) else ""))
             elif kind == "result":
                 entry.device = device
-                self.record_result(entry, payload)
-                if payload.stop:
-                    self.stop(payload.stop)
+                if not self.finish_case(entry, payload):
                     self.cases.stop_taking()
-                try:
-                    self.record.save()
-                except OSError as e:
-                    self.stop(f"cannot write the run record in --out: {describe_os_error(e)}")
-                    self.cases.stop_taking()
-                self.write_junit()
         if not self.record.stopped and any(not c.finished for c in self.record.cases):
             if len(set(lost)) == len(self.devices):
                 self.stop(f"no worker could be started on any of --devices {', '.join(self.devices)}")
