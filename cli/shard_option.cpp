@@ -1,44 +1,18 @@
 #include "shard_option.hpp"
 
 #include <sched.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "command.hpp"
+#include "pmqa/fixtures/logits_file.hpp"
 
 namespace pmqa::cli {
 namespace fs = std::filesystem;
 namespace {
-
-constexpr std::uint64_t kMaxHeader = 16u << 20;  // as pmqa.run's case_header: larger is no case file
-
-// The header's __metadata__ (string values only); empty when the file is not a readable safetensors file.
-std::map<std::string, std::string> header_metadata(const fs::path& file) {
-  std::map<std::string, std::string> out;
-  struct stat st {};
-  if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return out;  // never open a FIFO: it would block
-  std::ifstream in(file, std::ios::binary);
-  unsigned char len8[8];
-  if (!in.read(reinterpret_cast<char*>(len8), 8)) return out;
-  std::uint64_t len = 0;
-  for (int i = 7; i >= 0; --i) len = (len << 8) | len8[i];
-  if (len < 2 || len > kMaxHeader) return out;
-  std::string text(static_cast<std::size_t>(len), '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(len))) return out;
-  const auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("__metadata__") || !doc.at("__metadata__").is_object())
-    return out;
-  for (const auto& [key, value] : doc.at("__metadata__").items())
-    if (value.is_string()) out[key] = value.get<std::string>();
-  return out;
-}
 
 std::optional<std::int64_t> whole(const std::map<std::string, std::string>& md, const char* key) {
   const auto it = md.find(key);
@@ -74,14 +48,14 @@ std::string shard_words(const std::optional<Shard>& shard, std::size_t taken, st
 
 ShardItem shard_item_of_file(const fs::path& file, const std::optional<fs::path>& cases) {
   ShardItem item{file.stem().string(), 1};
-  const auto md = header_metadata(file);
+  const auto md = read_header_metadata(file);
   if (const auto it = md.find("name"); it != md.end() && !it->second.empty()) item.name = it->second;
   auto heads = whole(md, "heads"), head_dim = whole(md, "head_dim");
   if ((!heads || !head_dim) && cases) {
     // A logits-only result file: the input case file holds the rest of the shape.
     if (const auto input = md.find("input_file");
         input != md.end() && !input->second.empty() && input->second.find('/') == std::string::npos) {
-      const auto in_md = header_metadata(*cases / input->second);
+      const auto in_md = read_header_metadata(*cases / input->second);
       heads = whole(in_md, "heads");
       head_dim = whole(in_md, "head_dim");
     }
