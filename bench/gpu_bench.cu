@@ -43,7 +43,7 @@
 
 namespace {
 
-using pmqa::kernels::Path;
+using pmqa::Path;
 using pmqa::kernels::lab::HipBackend;
 using pmqa::kernels::lab::PreparedRun;
 using pmqa::bench::decode_case;

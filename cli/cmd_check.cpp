@@ -46,8 +46,8 @@ int check_expected_arch(const CheckOptions& o) {
   const auto gpu = kernels::find_gpu();
   std::optional<std::string> device;
   if (gpu) device = gpu->arch;
-  std::optional<dispatch::Path> path;
-  if (!o.expect_path.empty()) path = dispatch::parse_path(o.expect_path);
+  std::optional<Path> path;
+  if (!o.expect_path.empty()) path = parse_path(o.expect_path);
   const auto result = dispatch::check_device_arch(device, o.expect_arch, path, o.context);
   std::printf("%s\n", result.message.c_str());
   if (!gpu && !kernels::gpu_support_built()) std::printf("(this pmqa was built without a GPU executor)\n");
@@ -84,20 +84,12 @@ checks::Subject decided_subject(const CheckOptions& o) {
                       ctx.next_n = c.next_n;
                       ctx.heads = c.heads;
                       const dispatch::Decision d = dispatch::select(arch, ctx);
-                      if (!is_kernel_path(d.path)) throw checks::CaseNotTaken("the decision is " + d.summary() + ", not a kernel");
-                      if (d.fp8 != c.fp8 || d.layout != c.layout)
-                        throw checks::CaseNotTaken("the decision reads " + d.summary() + "; the case is " +
-                                                   std::string(to_string(c.fp8)) + ", " + std::string(dispatch::message_name(c.layout)));
-                      bool fits = false;
-                      std::string unfit;
-                      for (const auto& f : kernels::kernel_fits(d.path, c, gpu->caps())) {
-                        if (!d.kernel.empty() && family_name(f.kernel) != d.kernel) continue;
-                        fits = f.fits();
-                        if (fits) break;
-                        unfit += (unfit.empty() ? "" : "; ") + std::string(to_string(f.kernel)) + ": " + f.unfit;
+                      kernels::RunResult run;
+                      try {
+                        run = kernels::run_decision(*gpu, d, c);
+                      } catch (const kernels::DecisionNotRunnable& e) {
+                        throw checks::CaseNotTaken(e.what());
                       }
-                      if (!fits) throw checks::CaseNotTaken("the decided kernels do not take the case (" + unfit + ")");
-                      auto run = kernels::run_decision(*gpu, d, c);
                       checks::SubjectOutput out;
                       out.tolerance = kernels::tolerance_for(run);
                       out.kernel = std::string(to_string(run.kernel));
@@ -111,7 +103,7 @@ checks::Subject decided_subject(const CheckOptions& o) {
 std::vector<checks::Subject> subjects(const CheckOptions& o) {
   std::vector<checks::Subject> list{checks::reference_subject()};
   for (const auto& exec : executors(o.executor))
-    for (const auto& p : o.paths) list.push_back(checks::kernel_subject(exec, kernels::parse_path(p)));
+    for (const auto& p : o.paths) list.push_back(checks::kernel_subject(exec, parse_path(p)));
   if (!o.expect_arch.empty()) list.push_back(decided_subject(o));
   return list;
 }

@@ -2,7 +2,7 @@
 // functions the unit tests and pmqa check call), and the same checks on unmutated pmqa (no false
 // alarms). Prints the table: class, mutant, the check that caught it, cases to first detection.
 //   pmqa-gauntlet [--json] [--mutant NAME]... [--cases N] [--seed S] [--no-gigabytes] [--no-baseline]
-//                 [--profile NAME|all] [--list] [-v]
+//                 [--profile NAME|all] [--by-kernel] [--list] [-v]
 // Exit 0 when every mutant is caught and the baseline passes, 1 when a mutant survives or a check
 // fires on unmutated pmqa, 2 on bad usage. A program of its own beside pmqa: it needs RapidCheck
 // and the mutant kernels, which pmqa check has no use for.
@@ -35,6 +35,7 @@ struct GauntletCliOptions {
   bool list = false;
   bool verbose = false;
   std::string profile;  // empty: each check's own; a name, or "all"
+  bool by_kernel = false;  // also the kernel mutants by kernel: the cases each kernel's configurations needed
 };
 
 std::string indent(const std::string& text, const std::string& pad) {
@@ -101,6 +102,10 @@ int run_profiles(const GauntletCliOptions& o, const std::vector<const pg::Mutant
     }
     std::printf("\n");
   }
+  if (o.by_kernel)
+    for (std::size_t p = 0; p < profiles.size(); ++p)
+      std::printf("\nby kernel, under %s (the fewest cases a check needed to fail one the kernel ran; -: none did):\n%s", profiles[p].c_str(),
+                  pg::kernel_table_text(results[p]).c_str());
   int alarms = 0;
   for (std::size_t p = 0; p < profiles.size(); ++p) {
     alarms += false_alarms[p];
@@ -174,6 +179,8 @@ int run_gauntlet(const GauntletCliOptions& o) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf("%s", pg::table_text(results).c_str());
+    if (o.by_kernel)
+      std::printf("\nby kernel (the fewest cases a check needed to fail one the kernel ran; -: none did):\n%s", pg::kernel_table_text(results).c_str());
     if (o.verbose || survivors > 0) {
       std::printf("\n");
       for (const auto& r : results) {
@@ -218,6 +225,8 @@ void add_options(CLI::App& app, GauntletCliOptions& o) {
   app.add_option("--profile", o.profile,
                  "compare under this tolerance profile instead of each check's own (fp32, matrix-unit, bf16-output, "
                  "matrix-unit-bf16), or all: the gauntlet once per profile");
+  app.add_flag("--by-kernel", o.by_kernel,
+               "also print the kernel mutants by kernel: the fewest cases a check needed to fail one each kernel ran");
   app.add_flag("--list", o.list, "list the mutants and exit");
   app.add_flag("-v,--verbose", o.verbose, "print every check's outcome and evidence");
 }

@@ -18,10 +18,10 @@ using Column = std::tuple<bool, std::int64_t, std::int64_t, std::int64_t>;  // !
 char path_letter(const pd::RowResult& r) {
   if (!r.actual) return 'E';
   switch (r.actual->path) {
-    case pd::Path::fused: return 'F';
-    case pd::Path::two_stage: return '2';
-    case pd::Path::reference_fallback: return 'R';
-    case pd::Path::unsupported: return '-';
+    case pmqa::Path::fused: return 'F';
+    case pmqa::Path::two_stage: return '2';
+    case pmqa::Path::reference_fallback: return 'R';
+    case pmqa::Path::unsupported: return '-';
   }
   return '?';
 }

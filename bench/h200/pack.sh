@@ -10,7 +10,7 @@ build=$1 out=$2
 bins=(bench/pmqa_bench_gpu)
 if [ "${3:-}" != --bench-only ]; then
   bins+=(cli/pmqa kernels/tests/pmqa_kernels_gpu_test property_tests/kernels/pmqa_kernel_property_test
-         property_tests/arch_matrix_numeric/pmqa_arch_matrix_numeric_test bench/pmqa_probe_ablations
+         property_tests/arch_matrix_numeric/pmqa_arch_matrix_numeric_test bench/pmqa_probe_evict_first
          bench/pmqa_probe_timeline bench/pmqa_probe_launch_floor bench/pmqa_probe_stream_floor)
 fi
 stage=$(mktemp -d)

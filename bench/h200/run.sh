@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs pmqa's GPU tests, `pmqa check --executor gpu`, the GPU benchmark and the probes
-# (bench/probes/: fused-mma's ablations and timeline, the launch floor, the stream floor) from a
+# (bench/probes/: fused-mma's evict-first A/B and timeline, the launch floor, the stream floor) from a
 # build made by bench/h200/build.sh on another machine (it builds nothing), then prints a short
 # table. Logs and JUnit/JSON files go to $OUT (or ./h200-out when OUT is unset).
 #
@@ -39,7 +39,7 @@ step() {  # step NAME LOGFILE COMMAND...: runs it, records its status and its te
 step "gpu tests (suites, relaunch, 2^31)" gpu_test.log \
   "$build/kernels/tests/pmqa_kernels_gpu_test" --gtest_output="xml:$out/gpu_test.xml"
 step "kernel properties (gpu)" property.log \
-  "$build/property_tests/kernels/pmqa_kernel_property_test" --gtest_filter='*gpu*' --gtest_output="xml:$out/property.xml"
+  "$build/property_tests/kernels/pmqa_kernel_property_test" --gtest_filter='*gpu*:*Gpu*' --gtest_output="xml:$out/property.xml"
 step "arch matrix, numeric half (gpu)" matrix.log \
   "$build/property_tests/arch_matrix_numeric/pmqa_arch_matrix_numeric_test" --gtest_output="xml:$out/matrix.xml"
 # On NVIDIA the device's own arch is claimed, so the table gains the decided column: each case as
@@ -56,7 +56,7 @@ if [ -n "${PMQA_BASELINE:-}" ]; then
     step "A/B round $round: this build" "ab-b$round.log" "$build/bench/pmqa_bench_gpu" --no-scaling
   done
 fi
-step "probe: fused-mma ablations" ablations.log "$build/bench/pmqa_probe_ablations"
+step "probe: fused-mma evict-first" evict_first.log "$build/bench/pmqa_probe_evict_first"
 step "probe: fused-mma timeline" timeline.log "$build/bench/pmqa_probe_timeline"
 step "probe: launch floor" launch.log "$build/bench/pmqa_probe_launch_floor"
 step "probe: stream floor (bytes alone)" stream.log "$build/bench/pmqa_probe_stream_floor"
@@ -73,7 +73,7 @@ if [ -n "${PMQA_BASELINE:-}" ]; then
     printf '  %-10s %s\n' "$(basename "$f" .log)" "$(grep -E '^fused-mma ' "$f" | awk '{printf "%s ", $3}')"
   done
 fi
-sed -n '/ablations/,+1p' "$out/ablations.log"
+sed -n '/key copies/,+1p' "$out/evict_first.log"
 grep -E '^(empty kernel|decode|one sequence)' "$out/timeline.log"
 sed -n '/what runs/,$p' "$out/launch.log"
 sed -n '/^decode shape/,$p' "$out/stream.log"

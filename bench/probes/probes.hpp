@@ -1,6 +1,5 @@
-// The measurement probes of the fused-mma wgmma kernel (fused_mma/tuning.hpp's Probe seam): ablations that
-// leave one stage out to time what it costs (the output is then wrong by design), and the tunings
-// a probe runs the kernel under. Production runs kdev::Shipped, whose probe does nothing.
+// The measurement probes of the fused-mma wgmma kernel (fused_mma/tuning.hpp's Probe seam) and the
+// tunings a probe runs the kernel under. Production runs kdev::Shipped, whose probe does nothing.
 #pragma once
 
 #include <cstdint>
@@ -8,12 +7,6 @@
 #include "pmqa_kernels/fused_mma/tuning.hpp"
 
 namespace pmqa::probes {
-
-struct SkipKeyLoads : kdev::NoProbe { static constexpr bool kSkipKeyLoads = true; };
-struct SkipMma : kdev::NoProbe { static constexpr bool kSkipMma = true; };
-struct SkipEpilogue : kdev::NoProbe { static constexpr bool kSkipEpilogue = true; };
-// Both: the launch's data movement, schedule and sequence switches with nothing computed.
-struct SkipCompute : kdev::NoProbe { static constexpr bool kSkipMma = true, kSkipEpilogue = true; };
 
 // The shipped tunables with the wgmma kernel watched by Probe.
 template <class P>

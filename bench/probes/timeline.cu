@@ -29,7 +29,7 @@
 namespace {
 
 using pmqa::kdev::WgMark;
-using pmqa::kernels::Path;
+using pmqa::Path;
 using pmqa::kernels::lab::HipBackend;
 using pmqa::kernels::lab::PreparedRun;
 using pmqa::bench::decode_case;

@@ -26,9 +26,9 @@ Finding output_past_2g(const KernelFactory& make, const JudgeOptions& judge, con
   constexpr std::int64_t kStride = ((std::int64_t{1} << 29) + 61) / 62;
   static_assert(62 * kStride * 4 >= std::int64_t{1} << 31);
   const std::shared_ptr<kernels::Executor> exec = make({.warp_size = shape.warp_size});
-  for (const auto path : {kernels::Path::fused, kernels::Path::two_stage}) {
+  for (const auto path : {Path::fused, Path::two_stage}) {
     ++f.cases_run;
-    const Subject subject{std::string(kernels::to_string(path)) + "/" + exec->name(), true, [&](const Case& c) {
+    const Subject subject{std::string(to_string(path)) + "/" + exec->name(), true, [&](const Case& c) {
                             auto run = exec->run(path, c, {.row_pad = kStride - s.max_model_len});
                             SubjectOutput o;
                             o.tolerance = kernels::tolerance_for(run);
@@ -38,10 +38,11 @@ Finding output_past_2g(const KernelFactory& make, const JudgeOptions& judge, con
                           }};
     try {
       const CaseJudgement j = judge_case(subject, p->c, p->oracle, judge);
+      f.ran(j.produced.kernel);
       if (!j.verdict.pass) {
         f.caught = true;
         f.first_detection = f.cases_run;
-        f.evidence = std::string(kernels::to_string(path)) + " (" + j.produced.kernel + "): " + detail::first_lines(j.verdict.text, 6);
+        f.evidence = std::string(to_string(path)) + " (" + j.produced.kernel + "): " + detail::first_lines(j.verdict.text, 6);
         break;
       }
     } catch (const HarnessError&) {
@@ -49,7 +50,7 @@ Finding output_past_2g(const KernelFactory& make, const JudgeOptions& judge, con
     } catch (const std::exception& e) {
       f.caught = true;
       f.first_detection = f.cases_run;
-      f.evidence = std::string(kernels::to_string(path)) + ": the run threw: " + e.what();
+      f.evidence = std::string(to_string(path)) + ": the run threw: " + e.what();
       break;
     }
   }

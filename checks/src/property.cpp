@@ -4,6 +4,7 @@
 #include <exception>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include <rapidcheck.h>
 
@@ -49,20 +50,25 @@ fixtures::SpecRanges property_ranges() {
   return r;
 }
 
-std::vector<KernelConfig> property_configs() {
-  return {{kernels::Path::fused, 64, 0x5EED64},
-          {kernels::Path::two_stage, 64, 0x5EED64},
-          {kernels::Path::fused, 32, 0x5EED32},
-          {kernels::Path::two_stage, 32, 0x5EED32}};
+fixtures::SpecRanges property_ranges(KernelId kernel) {
+  fixtures::SpecRanges r = property_ranges();
+  const KernelShapes shapes = kernels::kernel_shapes(kernel);
+  if (!shapes.head_dims.empty()) r.head_dims = shapes.head_dims;
+  r.heads_in = shapes.heads;
+  r.block_stride_multiple = shapes.block_stride_multiple;
+  return r;
 }
 
-std::string kernel_property_case(const std::vector<PropertyRun>& runs, const PropertyCaseOptions& o) {
-  const auto spec = *fixtures::gen_case_spec(property_ranges());
+std::vector<KernelConfig> property_configs() { return kernel_configs(0x5EED64, 0x5EED32); }
+
+std::string kernel_property_case(const std::vector<PropertyRun>& runs, const PropertyCaseOptions& o,
+                                 const fixtures::SpecRanges& ranges) {
+  const auto spec = *fixtures::gen_case_spec(ranges);
   const auto p = detail::prepare(spec, o.reuse_cases);
   std::string kernel;
   for (const PropertyRun& r : runs) {
     std::int64_t differing = 0;
-    const Subject subject{std::string(kernels::to_string(r.path)) + "/" + r.executor->name(), false, [&](const Case& c) {
+    const Subject subject{std::string(to_string(r.path)) + "/" + r.executor->name(), false, [&](const Case& c) {
                             // Relaunches must be bitwise identical (spec §5).
                             auto run = r.executor->run(r.path, c, {.launches = 2});
                             differing = run.differing_cells;
@@ -76,6 +82,7 @@ std::string kernel_property_case(const std::vector<PropertyRun>& runs, const Pro
     std::ostringstream where;
     where << subject.name << " (" << j.produced.kernel << "), case " << spec;
     if (differing != 0) fail(where.str() + ": " + std::to_string(differing) + " cells differ between launches");
+    if (r.kernel_ran) *r.kernel_ran = j.produced.kernel;
     if (!j.verdict.pass) fail(where.str() + "\n" + j.verdict.text);
     kernel = j.produced.kernel;
   }
@@ -94,16 +101,21 @@ std::vector<Finding> kernel_property(const KernelFactory& make, const PropertyOp
     std::string label;
     std::vector<std::unique_ptr<kernels::Executor>> execs;
     std::vector<PropertyRun> runs;
-    for (const auto& k : group) {
-      label += (label.empty() ? "" : ", ") + config_name(k);
-      execs.push_back(make({.warp_size = k.warp_size, .schedule_seed = k.schedule_seed}));
-      runs.push_back({execs.back().get(), k.path});
+    std::vector<std::string> ran_last(group.size());  // each run's kernel on the current case
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      label += (label.empty() ? "" : ", ") + config_name(group[i]);
+      execs.push_back(make(group[i].executor_options()));
+      runs.push_back({execs.back().get(), group[i].path(), &ran_last[i]});
     }
+    // A configuration of one kernel draws inside its shapes; several share the unrestricted ranges.
+    const fixtures::SpecRanges ranges = group.size() == 1 ? property_ranges(group.front().kernel) : property_ranges();
     Finding f = detail::finding("kernel-vs-reference property",
                                 "checks::kernel_property_case: property_tests/kernels (KernelVsReference)", label,
                                 "generated cases");
+    if (group.size() == 1) f.first_choice = group.front().kernel;
     const auto t0 = detail::Clock::now();
     std::int64_t ran = 0;
+    std::string failing_kernel;
     std::exception_ptr harness_error;
     SilentListener listener;
     rc::detail::TestParams params;
@@ -115,11 +127,24 @@ std::vector<Finding> kernel_property(const KernelFactory& make, const PropertyOp
     const rc::detail::TestResult result = rc::detail::checkProperty(
         rc::detail::toProperty([&] {
           ++ran;
+          // The kernels that ran count whether the case then passed or failed; of a failing case, the
+          // last that ran is the one that failed (the runs stop there).
+          auto note_kernels = [&](bool failed) {
+            for (auto& k : ran_last) {
+              if (k.empty()) continue;
+              if (failed) failing_kernel = k;
+              f.ran(std::exchange(k, {}));
+            }
+          };
           try {
-            (void)kernel_property_case(runs, o.per_case);
+            (void)kernel_property_case(runs, o.per_case, ranges);
+            note_kernels(false);
           } catch (const HarnessError&) {
             harness_error = std::current_exception();  // not the subject's fault: rethrown below
             fail("harness error");
+          } catch (...) {
+            note_kernels(true);
+            throw;
           }
         }),
         meta, params, listener);
@@ -129,6 +154,7 @@ std::vector<Finding> kernel_property(const KernelFactory& make, const PropertyOp
     rc::detail::Error error;
     if (result.match(failure)) {
       f.caught = true;
+      f.caught_on = failing_kernel;
       f.first_detection = failure.numSuccess + 1;
       f.evidence = detail::first_lines(failure.description, 8);
     } else if (result.match(gave_up)) {

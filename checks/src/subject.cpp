@@ -4,11 +4,11 @@
 
 namespace pmqa::checks {
 
-Subject kernel_subject(std::shared_ptr<kernels::Executor> executor, kernels::Path path) {
+Subject kernel_subject(std::shared_ptr<kernels::Executor> executor, Path path) {
   const bool gpu = executor->arch() != "host";
-  std::string name = std::string(kernels::to_string(path)) + "/" + executor->name();
+  std::string name = std::string(to_string(path)) + "/" + executor->name();
   // The gigabyte cases of the suites are sized for a GPU's fused path.
-  Subject s{std::move(name), gpu && path == kernels::Path::fused, [executor = std::move(executor), path](const Case& c) {
+  Subject s{std::move(name), gpu && path == Path::fused, [executor = std::move(executor), path](const Case& c) {
             auto run = executor->run(path, c);
             SubjectOutput o;
             o.tolerance = kernels::tolerance_for(run);
@@ -16,7 +16,7 @@ Subject kernel_subject(std::shared_ptr<kernels::Executor> executor, kernels::Pat
             o.kernel = std::string(to_string(run.kernel));
             return o;
           }};
-  s.names_kernel = path == kernels::Path::fused;  // the fused path has several kernels
+  s.names_kernel = path == Path::fused;  // the fused path has several kernels
   return s;
 }
 

@@ -1,8 +1,18 @@
 #include "support.hpp"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <sstream>
+
+namespace pmqa::checks {
+
+void Finding::ran(const std::string& kernel) {
+  const auto at = std::lower_bound(kernels.begin(), kernels.end(), kernel);
+  if (at == kernels.end() || *at != kernel) kernels.insert(at, kernel);
+}
+
+}  // namespace pmqa::checks
 
 namespace pmqa::checks::detail {
 

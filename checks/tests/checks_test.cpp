@@ -54,7 +54,7 @@ TEST(JudgeCase, AnExternalSubjectIsJudgedByCompare) {
 TEST(JudgeCase, KernelSubjectsPassUnderTheirOwnProfile) {
   const Case c = small_case();
   const Reference oracle = compute_reference(c, {.precision = Precision::fp64});
-  for (const auto path : {kernels::Path::fused, kernels::Path::two_stage}) {
+  for (const auto path : {Path::fused, Path::two_stage}) {
     const CaseJudgement j = judge_case(kernel_subject(kernels::make_host_executor({.warp_size = 32}), path), c, oracle);
     EXPECT_TRUE(j.verdict.pass) << j.verdict.text;
   }
@@ -62,9 +62,9 @@ TEST(JudgeCase, KernelSubjectsPassUnderTheirOwnProfile) {
 }
 
 TEST(DeviceArch, AnHonestJobPassesAndAJobOnTheWrongDeviceIsCaught) {
-  const Finding honest = device_arch(CiJob{"gfx950", dispatch::Path::fused, "gfx950:sramecc+:xnack-"});
+  const Finding honest = device_arch(CiJob{"gfx950", Path::fused, "gfx950:sramecc+:xnack-"});
   EXPECT_FALSE(honest.caught) << honest.evidence;
-  const Finding wrong = device_arch(CiJob{"gfx950", dispatch::Path::fused, "gfx942:sramecc+:xnack-"});
+  const Finding wrong = device_arch(CiJob{"gfx950", Path::fused, "gfx942:sramecc+:xnack-"});
   EXPECT_TRUE(wrong.caught);
   EXPECT_NE(wrong.evidence.find("exit 1"), std::string::npos) << wrong.evidence;
 }

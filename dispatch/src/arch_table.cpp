@@ -31,13 +31,8 @@ std::string join(const std::vector<std::string>& items, std::string_view sep) {
 }
 
 MatrixKind parse_matrix_kind(TableFields& f, const std::string& text) {
-  if (text == "none") return MatrixKind::none;
-  if (text == "mfma") return MatrixKind::mfma;
-  if (text == "wmma") return MatrixKind::wmma;
-  if (text == "mma.sync") return MatrixKind::mma_sync;
-  if (text == "wgmma") return MatrixKind::wgmma;
-  if (text == "tcgen05") return MatrixKind::tcgen05;
-  f.field_error("fp8_matrix", "must be one of none, mfma, wmma, mma.sync, wgmma, tcgen05; got \"" + text + "\"");
+  if (const auto kind = pmqa::parse_matrix_kind(text)) return *kind;
+  f.field_error("fp8_matrix", "must be one of " + std::string(matrix_kind_names()) + "; got \"" + text + "\"");
 }
 
 bool matrix_kind_of(MatrixKind kind, Vendor vendor) {
@@ -154,18 +149,6 @@ ArchInfo parse_entry(const nlohmann::json& j, std::string_view source, std::size
 }
 
 }  // namespace
-
-std::string_view to_string(MatrixKind kind) noexcept {
-  switch (kind) {
-    case MatrixKind::none: return "none";
-    case MatrixKind::mfma: return "MFMA";
-    case MatrixKind::wmma: return "WMMA";
-    case MatrixKind::mma_sync: return "mma.sync";
-    case MatrixKind::wgmma: return "wgmma";
-    case MatrixKind::tcgen05: return "tcgen05";
-  }
-  return "?";
-}
 
 std::string ArchInfo::products_text() const { return join(products, "/"); }
 

@@ -65,11 +65,11 @@ TEST(ArchTable, WaveSizesAndMatrixUnits) {
   for (const char* t : {"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"}) EXPECT_EQ(info(t).wave_size, 64) << t;
   for (const char* t : {"gfx1100", "gfx1101", "gfx1200", "gfx1201", "gfx1250", "sm_89", "sm_90", "sm_100"})
     EXPECT_EQ(info(t).wave_size, 32) << t;
-  for (const char* t : {"gfx940", "gfx941", "gfx942", "gfx950"}) EXPECT_EQ(info(t).fp8_matrix, pd::MatrixKind::mfma) << t;
-  for (const char* t : {"gfx1200", "gfx1201", "gfx1250"}) EXPECT_EQ(info(t).fp8_matrix, pd::MatrixKind::wmma) << t;
-  EXPECT_EQ(info("sm_89").fp8_matrix, pd::MatrixKind::mma_sync);
-  EXPECT_EQ(info("sm_90").fp8_matrix, pd::MatrixKind::wgmma);
-  EXPECT_EQ(info("sm_100").fp8_matrix, pd::MatrixKind::tcgen05);
+  for (const char* t : {"gfx940", "gfx941", "gfx942", "gfx950"}) EXPECT_EQ(info(t).fp8_matrix, pmqa::MatrixKind::mfma) << t;
+  for (const char* t : {"gfx1200", "gfx1201", "gfx1250"}) EXPECT_EQ(info(t).fp8_matrix, pmqa::MatrixKind::wmma) << t;
+  EXPECT_EQ(info("sm_89").fp8_matrix, pmqa::MatrixKind::mma_sync);
+  EXPECT_EQ(info("sm_90").fp8_matrix, pmqa::MatrixKind::wgmma);
+  EXPECT_EQ(info("sm_100").fp8_matrix, pmqa::MatrixKind::tcgen05);
 }
 
 TEST(ArchTable, ProductsNameTheHardwareCiJobsUse) {

@@ -11,17 +11,17 @@ bool mentions(const pd::ArchCheckResult& r, const std::string& part) { return r.
 }  // namespace
 
 TEST(DeviceCheck, RightArchAndPathPasses) {
-  const auto r = pd::check_device_arch("gfx950:sramecc+:xnack-", "gfx950", pd::Path::fused);
+  const auto r = pd::check_device_arch("gfx950:sramecc+:xnack-", "gfx950", pmqa::Path::fused);
   EXPECT_EQ(r.verdict, pd::ArchVerdict::pass) << r.message;
   EXPECT_EQ(r.exit_code(), 0);
   ASSERT_TRUE(r.decision.has_value());
-  EXPECT_EQ(r.decision->path, pd::Path::fused);
+  EXPECT_EQ(r.decision->path, pmqa::Path::fused);
   EXPECT_TRUE(mentions(r, "fused, e4m3fn, SHUFFLE")) << r.message;
 }
 
 // The failure this exists for: a gfx950 job that landed on gfx942 hardware.
 TEST(DeviceCheck, Gfx950JobOnGfx942HardwareFailsLoudly) {
-  const auto r = pd::check_device_arch("gfx942:sramecc+:xnack-", "gfx950", pd::Path::fused);
+  const auto r = pd::check_device_arch("gfx942:sramecc+:xnack-", "gfx950", pmqa::Path::fused);
   EXPECT_EQ(r.verdict, pd::ArchVerdict::wrong_arch) << r.message;
   EXPECT_EQ(r.exit_code(), 1);
   EXPECT_TRUE(mentions(r, "WRONG GPU")) << r.message;
@@ -31,7 +31,7 @@ TEST(DeviceCheck, Gfx950JobOnGfx942HardwareFailsLoudly) {
 }
 
 TEST(DeviceCheck, NoGpuSaysSoAndExits2) {
-  const auto r = pd::check_device_arch(std::nullopt, "gfx950", pd::Path::fused);
+  const auto r = pd::check_device_arch(std::nullopt, "gfx950", pmqa::Path::fused);
   EXPECT_EQ(r.verdict, pd::ArchVerdict::no_gpu);
   EXPECT_EQ(r.exit_code(), 2);
   EXPECT_TRUE(mentions(r, "no GPU")) << r.message;
@@ -40,7 +40,7 @@ TEST(DeviceCheck, NoGpuSaysSoAndExits2) {
 TEST(DeviceCheck, WrongPathFromTheRightDevice) {
   const pd::DefaultPolicy pre_fix(pd::DefaultPolicyOptions{{"gfx942"}, {"sm_90", "sm_100"}}, pd::ArchTable::builtin(),
                                   "pre-fix");
-  const auto r = pd::check_device_arch("gfx950", "gfx950", pd::Path::fused, {}, pre_fix);
+  const auto r = pd::check_device_arch("gfx950", "gfx950", pmqa::Path::fused, {}, pre_fix);
   EXPECT_EQ(r.verdict, pd::ArchVerdict::wrong_path) << r.message;
   EXPECT_EQ(r.exit_code(), 1);
   EXPECT_TRUE(mentions(r, "the job expects fused, policy \"pre-fix\" decides two-stage")) << r.message;
@@ -49,7 +49,7 @@ TEST(DeviceCheck, WrongPathFromTheRightDevice) {
 TEST(DeviceCheck, WithoutExpectedPathOnlyTheArchIsChecked) {
   const auto r = pd::check_device_arch("gfx1201", "gfx1201", std::nullopt);
   EXPECT_EQ(r.verdict, pd::ArchVerdict::pass) << r.message;
-  EXPECT_EQ(r.decision->path, pd::Path::two_stage);
+  EXPECT_EQ(r.decision->path, pmqa::Path::two_stage);
 }
 
 TEST(DeviceCheck, ExpectedFlagsMustMatch) {
@@ -63,9 +63,9 @@ TEST(DeviceCheck, ExpectedFlagsMustMatch) {
 
 TEST(DeviceCheck, NvidiaFromComputeCapability) {
   const auto arch = pd::arch_from_compute_capability(9, 0);
-  const auto r = pd::check_device_arch(arch.text, "sm_90", pd::Path::fused);
+  const auto r = pd::check_device_arch(arch.text, "sm_90", pmqa::Path::fused);
   EXPECT_EQ(r.verdict, pd::ArchVerdict::pass) << r.message;
-  const auto wrong = pd::check_device_arch("sm_90", "sm_100", pd::Path::fused);
+  const auto wrong = pd::check_device_arch("sm_90", "sm_100", pmqa::Path::fused);
   EXPECT_EQ(wrong.verdict, pd::ArchVerdict::wrong_arch) << wrong.message;
 }
 
@@ -80,5 +80,5 @@ TEST(DeviceCheck, UnusableExpectationsAreInvalid) {
   EXPECT_EQ(pd::check_device_arch("gfx942", "gfx942", std::nullopt, pd::Context{true, 0, 1, 64}).verdict,
             pd::ArchVerdict::invalid);
   // Unknown device, known expectation: the device is simply not what the job claims.
-  EXPECT_EQ(pd::check_device_arch("gfx1300", "gfx950", pd::Path::fused).verdict, pd::ArchVerdict::wrong_arch);
+  EXPECT_EQ(pd::check_device_arch("gfx1300", "gfx950", pmqa::Path::fused).verdict, pd::ArchVerdict::wrong_arch);
 }

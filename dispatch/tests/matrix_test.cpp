@@ -50,7 +50,7 @@ TEST(MatrixFile, RowsParse) {
                                with(row("gfx1300"), {{"error", "unknown-arch"}})})),
       "m.json");
   ASSERT_EQ(m.rows.size(), 3u);
-  EXPECT_EQ(m.rows[0].path, pd::Path::fused);
+  EXPECT_EQ(m.rows[0].path, pmqa::Path::fused);
   EXPECT_EQ(m.rows[0].layout, pmqa::KvLayout::shuffle);
   EXPECT_EQ(m.rows[1].context, (pd::Context{false, 16, 2, 32}));
   EXPECT_EQ(m.rows[1].reason_contains, "no fp8");
@@ -117,7 +117,7 @@ TEST(MatrixFile, EngineRowsParse) {
   const auto& off = m.engine_rows[0];
   EXPECT_EQ(off.engine, "vllm");
   EXPECT_FALSE(off.kernels_enabled);
-  EXPECT_EQ(off.path, pd::Path::reference_fallback);
+  EXPECT_EQ(off.path, pmqa::Path::reference_fallback);
   EXPECT_EQ(off.describe(), "vllm: gfx942 (MI300X/MI300A/MI325X), AITER present, switched off, block_size 64, next_n 1");
   const auto& c4a = m.engine_rows[1];
   EXPECT_EQ(c4a.entry_kwargs.at("compress_ratio"), "4");
@@ -211,7 +211,7 @@ TEST(MatrixCheck, MessagesAReviewerReadsAtAGlance) {
 TEST(MatrixCheck, ErrorRowsFailWhenAPolicyDecidesInstead) {
   const auto m = pd::ArchMatrix::parse(matrix_text(json::array({with(row("gfx1300"), {{"error", "unknown-arch"}})})), "m");
   const pd::FunctionPolicy fallback("silent fallback", [](const pd::Arch&, const pd::Context&) {
-    return pd::Decision{pd::Path::reference_fallback, pmqa::Fp8Format::e4m3fn, pmqa::KvLayout::normal, "fallback", 0, ""};
+    return pd::Decision{pmqa::Path::reference_fallback, pmqa::Fp8Format::e4m3fn, pmqa::KvLayout::normal, "fallback", 0, ""};
   });
   const auto r = pd::check_matrix(m, fallback).results.at(0);
   EXPECT_FALSE(r.pass);

@@ -15,7 +15,7 @@ pd::Context ctx(bool present, std::int64_t bs, std::int64_t nn = 1, std::int64_t
   return pd::Context{present, bs, nn, heads};
 }
 
-void expect_decision(const pd::Decision& d, pd::Path path, std::optional<Fp8Format> fmt, std::optional<KvLayout> layout,
+void expect_decision(const pd::Decision& d, pmqa::Path path, std::optional<Fp8Format> fmt, std::optional<KvLayout> layout,
                      const std::string& reason_part = "") {
   EXPECT_EQ(d.path, path) << d.summary() << " / " << d.reason;
   EXPECT_EQ(d.fp8, fmt) << d.summary();
@@ -29,25 +29,25 @@ void expect_decision(const pd::Decision& d, pd::Path path, std::optional<Fp8Form
 }  // namespace
 
 TEST(DefaultPolicy, FusedOnGfx942AndGfx950WithTheirFormats) {
-  expect_decision(pd::select("gfx942", ctx(true, 64)), pd::Path::fused, Fp8Format::e4m3fnuz, KvLayout::shuffle,
+  expect_decision(pd::select("gfx942", ctx(true, 64)), pmqa::Path::fused, Fp8Format::e4m3fnuz, KvLayout::shuffle,
                   "SHUFFLE because block_size 64 > 1");
-  expect_decision(pd::select("gfx942", ctx(true, 1)), pd::Path::fused, Fp8Format::e4m3fnuz, KvLayout::normal,
+  expect_decision(pd::select("gfx942", ctx(true, 1)), pmqa::Path::fused, Fp8Format::e4m3fnuz, KvLayout::normal,
                   "block_size is 1");
-  expect_decision(pd::select("gfx950", ctx(true, 16)), pd::Path::fused, Fp8Format::e4m3fn, KvLayout::shuffle);
-  expect_decision(pd::select("gfx950:sramecc+:xnack-", ctx(true, 64, 2)), pd::Path::fused, Fp8Format::e4m3fn,
+  expect_decision(pd::select("gfx950", ctx(true, 16)), pmqa::Path::fused, Fp8Format::e4m3fn, KvLayout::shuffle);
+  expect_decision(pd::select("gfx950:sramecc+:xnack-", ctx(true, 64, 2)), pmqa::Path::fused, Fp8Format::e4m3fn,
                   KvLayout::shuffle);
 }
 
 TEST(DefaultPolicy, ShuffleNeedsBlockSizeMultipleOf16) {
-  expect_decision(pd::select("gfx942", ctx(true, 8)), pd::Path::unsupported, std::nullopt, std::nullopt,
+  expect_decision(pd::select("gfx942", ctx(true, 8)), pmqa::Path::unsupported, std::nullopt, std::nullopt,
                   "block_size % 16 == 0, got block_size 8");
-  expect_decision(pd::select("gfx950", ctx(true, 32)), pd::Path::fused, Fp8Format::e4m3fn, KvLayout::shuffle);
+  expect_decision(pd::select("gfx950", ctx(true, 32)), pmqa::Path::fused, Fp8Format::e4m3fn, KvLayout::shuffle);
 }
 
 TEST(DefaultPolicy, OtherRocmArchsWithFp8TakeTwoStageNormal) {
   for (const char* a : {"gfx940", "gfx941", "gfx1200", "gfx1201", "gfx1250"})
     for (std::int64_t bs : {1, 16, 64})
-      expect_decision(pd::select(a, ctx(true, bs)), pd::Path::two_stage, pd::ArchTable::builtin().at(a).fp8,
+      expect_decision(pd::select(a, ctx(true, bs)), pmqa::Path::two_stage, pd::ArchTable::builtin().at(a).fp8,
                       KvLayout::normal, "not in the fused guard");
 }
 
@@ -60,32 +60,32 @@ TEST(DefaultPolicy, Gfx1250ReasonRecordsTheUnusedAiterKernel) {
 
 TEST(DefaultPolicy, AiterAbsentFallsBackToTheReference) {
   for (const char* a : {"gfx940", "gfx942", "gfx950", "gfx1201", "gfx1250"})
-    expect_decision(pd::select(a, ctx(false, 64)), pd::Path::reference_fallback, pd::ArchTable::builtin().at(a).fp8,
+    expect_decision(pd::select(a, ctx(false, 64)), pmqa::Path::reference_fallback, pd::ArchTable::builtin().at(a).fp8,
                     KvLayout::normal, "AITER is absent");
 }
 
 TEST(DefaultPolicy, ArchsWithoutFp8AreUnsupported) {
   for (const char* a : {"gfx90a", "gfx90a:xnack+", "gfx1100", "gfx1101"})
     for (bool present : {true, false})
-      expect_decision(pd::select(a, ctx(present, 64)), pd::Path::unsupported, std::nullopt, std::nullopt, "no fp8");
+      expect_decision(pd::select(a, ctx(present, 64)), pmqa::Path::unsupported, std::nullopt, std::nullopt, "no fp8");
 }
 
 TEST(DefaultPolicy, NvidiaDeepGemmWithinItsLimits) {
   for (const char* a : {"sm_90", "sm_100"})
     for (std::int64_t nn : {1, 2})
       for (std::int64_t heads : {32, 64})
-        expect_decision(pd::select(a, ctx(true, 64, nn, heads)), pd::Path::fused, Fp8Format::e4m3fn, KvLayout::normal,
+        expect_decision(pd::select(a, ctx(true, 64, nn, heads)), pmqa::Path::fused, Fp8Format::e4m3fn, KvLayout::normal,
                         "DeepGEMM present");
-  expect_decision(pd::select(pd::arch_from_compute_capability(9, 0), ctx(true, 64)), pd::Path::fused,
+  expect_decision(pd::select(pd::arch_from_compute_capability(9, 0), ctx(true, 64)), pmqa::Path::fused,
                   Fp8Format::e4m3fn, KvLayout::normal);
 }
 
 TEST(DefaultPolicy, NvidiaOutsideDeepGemmLimitsIsUnsupportedNamingTheLimit) {
-  expect_decision(pd::select("sm_90", ctx(true, 16)), pd::Path::unsupported, std::nullopt, std::nullopt,
+  expect_decision(pd::select("sm_90", ctx(true, 16)), pmqa::Path::unsupported, std::nullopt, std::nullopt,
                   "block_size 64 only (got 16)");
-  expect_decision(pd::select("sm_90", ctx(true, 64, 3)), pd::Path::unsupported, std::nullopt, std::nullopt,
+  expect_decision(pd::select("sm_90", ctx(true, 64, 3)), pmqa::Path::unsupported, std::nullopt, std::nullopt,
                   "next_n 1 or 2 only (got 3)");
-  expect_decision(pd::select("sm_100", ctx(true, 64, 1, 128)), pd::Path::unsupported, std::nullopt, std::nullopt,
+  expect_decision(pd::select("sm_100", ctx(true, 64, 1, 128)), pmqa::Path::unsupported, std::nullopt, std::nullopt,
                   "heads 32 or 64 only (got 128)");
   const auto all = pd::select("sm_100", ctx(true, 1, 4, 16));
   for (const char* part : {"block_size 64", "next_n 1 or 2", "heads 32 or 64"})
@@ -93,11 +93,11 @@ TEST(DefaultPolicy, NvidiaOutsideDeepGemmLimitsIsUnsupportedNamingTheLimit) {
 }
 
 TEST(DefaultPolicy, NvidiaWithoutDeepGemmOrOnSm89FallsBack) {
-  expect_decision(pd::select("sm_90", ctx(false, 64)), pd::Path::reference_fallback, Fp8Format::e4m3fn,
+  expect_decision(pd::select("sm_90", ctx(false, 64)), pmqa::Path::reference_fallback, Fp8Format::e4m3fn,
                   KvLayout::normal, "DeepGEMM is absent");
-  expect_decision(pd::select("sm_89", ctx(true, 64)), pd::Path::reference_fallback, Fp8Format::e4m3fn,
+  expect_decision(pd::select("sm_89", ctx(true, 64)), pmqa::Path::reference_fallback, Fp8Format::e4m3fn,
                   KvLayout::normal, "sm_90, sm_100 only");
-  expect_decision(pd::select("sm_89", ctx(true, 16, 3)), pd::Path::reference_fallback, Fp8Format::e4m3fn,
+  expect_decision(pd::select("sm_89", ctx(true, 16, 3)), pmqa::Path::reference_fallback, Fp8Format::e4m3fn,
                   KvLayout::normal);
 }
 
@@ -122,9 +122,9 @@ TEST(DefaultPolicy, GuardOptionsModelOtherGuards) {
   // The guard before vLLM PR 42062 named only gfx942.
   const pd::DefaultPolicy pre_fix(pd::DefaultPolicyOptions{{"gfx942"}, {"sm_90", "sm_100"}}, pd::ArchTable::builtin(),
                                   "pre-fix");
-  expect_decision(pre_fix.select(pd::parse_arch("gfx950"), ctx(true, 64)), pd::Path::two_stage, Fp8Format::e4m3fn,
+  expect_decision(pre_fix.select(pd::parse_arch("gfx950"), ctx(true, 64)), pmqa::Path::two_stage, Fp8Format::e4m3fn,
                   KvLayout::normal, "AITER itself ships a fused kernel for gfx950");
-  expect_decision(pre_fix.select(pd::parse_arch("gfx942"), ctx(true, 64)), pd::Path::fused, Fp8Format::e4m3fnuz,
+  expect_decision(pre_fix.select(pd::parse_arch("gfx942"), ctx(true, 64)), pmqa::Path::fused, Fp8Format::e4m3fnuz,
                   KvLayout::shuffle);
   // Options naming a target the table lacks, of the wrong vendor, or without fp8 are refused.
   EXPECT_THROW(pd::DefaultPolicy(pd::DefaultPolicyOptions{{"gfx1300"}, {}}), pd::ArchTableError);
@@ -139,30 +139,30 @@ TEST(PolicyInterface, MalformedDecisionsAreRefused) {
     return pd::FunctionPolicy("planted", [d](const pd::Arch&, const pd::Context&) { return d; });
   };
   const auto arch = pd::parse_arch("gfx942");
-  EXPECT_THROW(returning(pd::Decision{pd::Path::fused, Fp8Format::e4m3fnuz, KvLayout::normal, "", 0, ""}).select(arch, {}),
+  EXPECT_THROW(returning(pd::Decision{pmqa::Path::fused, Fp8Format::e4m3fnuz, KvLayout::normal, "", 0, ""}).select(arch, {}),
                pd::PolicyError)
       << "empty reason";
-  EXPECT_THROW(returning(pd::Decision{pd::Path::fused, std::nullopt, KvLayout::normal, "r", 0, ""}).select(arch, {}),
+  EXPECT_THROW(returning(pd::Decision{pmqa::Path::fused, std::nullopt, KvLayout::normal, "r", 0, ""}).select(arch, {}),
                pd::PolicyError)
       << "runnable without a format";
-  EXPECT_THROW(returning(pd::Decision{pd::Path::two_stage, Fp8Format::e4m3fn, std::nullopt, "r", 0, ""}).select(arch, {}),
+  EXPECT_THROW(returning(pd::Decision{pmqa::Path::two_stage, Fp8Format::e4m3fn, std::nullopt, "r", 0, ""}).select(arch, {}),
                pd::PolicyError)
       << "runnable without a layout";
-  EXPECT_THROW(returning(pd::Decision{pd::Path::unsupported, Fp8Format::e4m3fn, std::nullopt, "r", 0, ""}).select(arch, {}),
+  EXPECT_THROW(returning(pd::Decision{pmqa::Path::unsupported, Fp8Format::e4m3fn, std::nullopt, "r", 0, ""}).select(arch, {}),
                pd::PolicyError)
       << "unsupported with a format";
-  const auto ok = returning(pd::Decision{pd::Path::two_stage, Fp8Format::e4m3fn, KvLayout::normal, "r", 0, ""});
-  EXPECT_EQ(ok.select(arch, {}).path, pd::Path::two_stage);
+  const auto ok = returning(pd::Decision{pmqa::Path::two_stage, Fp8Format::e4m3fn, KvLayout::normal, "r", 0, ""});
+  EXPECT_EQ(ok.select(arch, {}).path, pmqa::Path::two_stage);
   EXPECT_THROW(pd::FunctionPolicy("empty", nullptr), std::invalid_argument);
 }
 
 TEST(PolicyInterface, InjectedPolicyIsUsedAndTraced) {
   const pd::FunctionPolicy always_two_stage("always two-stage", [](const pd::Arch& a, const pd::Context&) {
-    return pd::Decision{pd::Path::two_stage, Fp8Format::e4m3fn, KvLayout::normal, "test policy for " + a.target, 0, ""};
+    return pd::Decision{pmqa::Path::two_stage, Fp8Format::e4m3fn, KvLayout::normal, "test policy for " + a.target, 0, ""};
   });
   pd::ScopedTraceRecorder rec;
   const auto d = pd::select("gfx950", ctx(true, 64), always_two_stage);
-  EXPECT_EQ(d.path, pd::Path::two_stage);
+  EXPECT_EQ(d.path, pmqa::Path::two_stage);
   ASSERT_EQ(rec.size(), 1u);
   EXPECT_EQ(rec.entries()[0].policy, "always two-stage");
   EXPECT_EQ(rec.entries()[0].decision.reason, "test policy for gfx950");
@@ -194,10 +194,10 @@ TEST(LayoutCheck, ReadableOnlyWithTheLayoutThePathReads) {
 }
 
 TEST(Names, PathsRoundTrip) {
-  for (auto p : {pd::Path::fused, pd::Path::two_stage, pd::Path::reference_fallback, pd::Path::unsupported})
-    EXPECT_EQ(pd::parse_path(pd::to_string(p)), p);
-  EXPECT_EQ(pd::parse_path("two_stage"), pd::Path::two_stage);
-  EXPECT_THROW(pd::parse_path("fast"), std::invalid_argument);
+  for (auto p : {pmqa::Path::fused, pmqa::Path::two_stage, pmqa::Path::reference_fallback, pmqa::Path::unsupported})
+    EXPECT_EQ(pmqa::parse_path(pd::to_string(p)), p);
+  EXPECT_EQ(pmqa::parse_path("two_stage"), pmqa::Path::two_stage);
+  EXPECT_THROW(pmqa::parse_path("fast"), std::invalid_argument);
   EXPECT_EQ(pd::describe(ctx(false, 16, 2, 32), pd::Vendor::amd), "AITER absent, block_size 16, next_n 2, heads 32");
   EXPECT_EQ(pd::describe(ctx(true, 64), pd::Vendor::nvidia), "DeepGEMM present, block_size 64, next_n 1, heads 64");
 }

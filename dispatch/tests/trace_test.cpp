@@ -18,11 +18,11 @@ TEST(Trace, EveryDecisionIsRecordedWithItsReason) {
   EXPECT_EQ(entries[0].arch, "gfx950:sramecc+");
   EXPECT_EQ(entries[0].target, "gfx950");
   EXPECT_EQ(entries[0].policy, "default");
-  EXPECT_EQ(entries[0].decision.path, pd::Path::fused);
+  EXPECT_EQ(entries[0].decision.path, pmqa::Path::fused);
   EXPECT_EQ(entries[0].decision.reason, a.reason);
   EXPECT_EQ(entries[0].id, a.trace_id);
   EXPECT_EQ(entries[1].context, (pd::Context{false, 64, 2, 32}));
-  EXPECT_EQ(entries[1].decision.path, pd::Path::reference_fallback);
+  EXPECT_EQ(entries[1].decision.path, pmqa::Path::reference_fallback);
   EXPECT_EQ(entries[1].id, b.trace_id);
   EXPECT_LT(entries[0].id, entries[1].id);
   EXPECT_NE(entries[0].describe().find("gfx950:sramecc+ [AITER present, block_size 64"), std::string::npos)
@@ -71,7 +71,7 @@ TEST(Trace, ScopedRecordersNestAndSeeOnlyTheirScope) {
 TEST(Trace, ClearAndCapacity) {
   pd::Trace trace;  // a private trace: the global one is shared with the other tests of this process
   const auto arch = pd::parse_arch("gfx942");
-  const pd::Decision d{pd::Path::fused, pmqa::Fp8Format::e4m3fnuz, pmqa::KvLayout::shuffle, "r", 0, ""};
+  const pd::Decision d{pmqa::Path::fused, pmqa::Fp8Format::e4m3fnuz, pmqa::KvLayout::shuffle, "r", 0, ""};
   trace.set_capacity(3);
   pd::ScopedTraceRecorder rec(trace);
   std::vector<std::uint64_t> ids;

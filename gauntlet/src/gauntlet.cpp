@@ -39,6 +39,28 @@ std::string count_text(std::int64_t n, const std::string& unit) {
 
 std::string check_label(const Finding& f) { return f.config.empty() ? f.check : f.check + " [" + f.config + "]"; }
 
+// Rows of cells as aligned columns, the first row a header ruled off below.
+std::string columns_text(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  std::ostringstream out;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    std::string line;
+    for (std::size_t i = 0; i < rows[k].size(); ++i) {
+      line += rows[k][i];
+      if (i + 1 < rows[k].size()) line += std::string(width[i] - rows[k][i].size() + 2, ' ');
+    }
+    out << line << "\n";
+    if (k == 0) {
+      std::string rule;
+      for (std::size_t i = 0; i < width.size(); ++i) rule += std::string(width[i], '-') + (i + 1 < width.size() ? "  " : "");
+      out << rule << "\n";
+    }
+  }
+  return out.str();
+}
+
 }  // namespace
 
 bool MutantResult::survived() const noexcept {
@@ -75,8 +97,32 @@ std::vector<Finding> run_baseline(const GauntletOptions& o) {
   std::vector<Finding> out = kernel_checks(checks::host_factory(), o.gigabyte_checks, o);
   out.push_back(checks::arch_matrix(dispatch::default_policy()));
   out.push_back(checks::planted_corpus(o.judge ? o.judge : checks::pmqa_checker(), o.tolerance));
-  out.push_back(checks::device_arch(CiJob{"gfx950", dispatch::Path::fused, "gfx950:sramecc+:xnack-"}));
+  out.push_back(checks::device_arch(CiJob{"gfx950", Path::fused, "gfx950:sramecc+:xnack-"}));
   return out;
+}
+
+std::optional<std::int64_t> cases_to_catch_on(const MutantResult& r, KernelId kernel) {
+  std::optional<std::int64_t> best;
+  for (const auto& f : r.findings)
+    if (f.ordinary && f.caught && f.caught_on == to_string(kernel) && (!best || f.first_detection < *best)) best = f.first_detection;
+  return best;
+}
+
+std::string kernel_table_text(const std::vector<MutantResult>& results) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head{"class", "mutant"};
+  for (const KernelInfo& k : kKernelTable) head.emplace_back(k.name);
+  rows.push_back(std::move(head));
+  for (const auto& r : results) {
+    if (r.mutant->kind != MutantKind::kernel) continue;
+    std::vector<std::string> row{std::to_string(r.mutant->bug_class), r.mutant->name};
+    for (const KernelInfo& k : kKernelTable) {
+      const auto n = cases_to_catch_on(r, k.id);
+      row.push_back(n ? std::to_string(*n) : r.not_run ? "not run" : "-");
+    }
+    rows.push_back(std::move(row));
+  }
+  return columns_text(rows);
 }
 
 std::string table_text(const std::vector<MutantResult>& results) {
@@ -113,24 +159,7 @@ std::string table_text(const std::vector<MutantResult>& results) {
     }
     rows.push_back(std::move(row));
   }
-  std::vector<std::size_t> width(rows[0].size(), 0);
-  for (const auto& row : rows)
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  std::ostringstream out;
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    std::string line;
-    for (std::size_t i = 0; i < rows[k].size(); ++i) {
-      line += rows[k][i];
-      if (i + 1 < rows[k].size()) line += std::string(width[i] - rows[k][i].size() + 2, ' ');
-    }
-    out << line << "\n";
-    if (k == 0) {
-      std::string rule;
-      for (std::size_t i = 0; i < width.size(); ++i) rule += std::string(width[i], '-') + (i + 1 < width.size() ? "  " : "");
-      out << rule << "\n";
-    }
-  }
-  return out.str();
+  return columns_text(rows);
 }
 
 nlohmann::json to_json(const Finding& f) {
@@ -143,7 +172,10 @@ nlohmann::json to_json(const Finding& f) {
           {"first_detection", f.caught ? nlohmann::json(f.first_detection) : nlohmann::json(nullptr)},
           {"unit", f.unit},
           {"evidence", f.evidence},
-          {"seconds", f.seconds}};
+          {"seconds", f.seconds},
+          {"first_choice", f.first_choice ? nlohmann::json(std::string(to_string(*f.first_choice))) : nlohmann::json(nullptr)},
+          {"kernels", f.kernels},
+          {"caught_on", f.caught_on}};
 }
 
 nlohmann::json to_json(const MutantResult& r) {
@@ -163,6 +195,13 @@ nlohmann::json to_json(const MutantResult& r) {
   } else {
     j["caught_by"] = nullptr;
     j["cases_to_first_detection"] = nullptr;
+  }
+  if (m.kind == MutantKind::kernel) {
+    auto& by_kernel = j["cases_to_first_detection_by_kernel"] = nlohmann::json::object();
+    for (const KernelInfo& k : kKernelTable) {
+      const auto n = cases_to_catch_on(r, k.id);
+      by_kernel[std::string(k.name)] = n ? nlohmann::json(*n) : nlohmann::json(nullptr);
+    }
   }
   auto& list = j["findings"] = nlohmann::json::array();
   for (const auto& f : r.findings) list.push_back(to_json(f));

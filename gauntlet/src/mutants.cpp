@@ -40,7 +40,7 @@ const pd::Policy& unknown_arch_fallback() {
       return pd::default_policy().select(arch, ctx);
     } catch (const pd::UnknownArchError&) {
       pd::Decision d;
-      d.path = pd::Path::reference_fallback;
+      d.path = pmqa::Path::reference_fallback;
       d.fp8 = Fp8Format::e4m3fn;
       d.layout = KvLayout::normal;
       d.reason = "unknown arch " + arch.text + ": using the reference";
@@ -152,7 +152,7 @@ void add_other_mutants(std::vector<Mutant>& out) {
   m = other(11, "ci-claims-gfx950-on-gfx942", MutantKind::ci,
             "a CI job that claims gfx950 (MI355X) runs on a gfx942 (MI300X) device", "spec §6 class 11",
             "CI job: --expect-arch gfx950 --expect-path fused, device gfx942:sramecc+:xnack-");
-  m.ci = CiJob{"gfx950", pd::Path::fused, "gfx942:sramecc+:xnack-"};
+  m.ci = CiJob{"gfx950", pmqa::Path::fused, "gfx942:sramecc+:xnack-"};
   out.push_back(std::move(m));
 }
 

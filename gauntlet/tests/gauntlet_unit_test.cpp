@@ -3,6 +3,7 @@
 // checks pass unmutated pmqa, and the table / JSON say what happened.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -59,18 +60,34 @@ KernelFactory faithful_in_sandbox() { return make_sandboxed_executor; }
 TEST(Sandbox, UnmutatedKernelsMatchTheHostExecutorBitForBit) {
   for (const auto& f : checks::quick_suite(faithful_in_sandbox())) EXPECT_FALSE(f.caught) << f.config << ": " << f.evidence;
   EXPECT_FALSE(checks::relaunch(faithful_in_sandbox()).caught);
-  const auto sandbox = faithful_in_sandbox()({.warp_size = 64});
-  const auto host = kernels::make_host_executor({.warp_size = 64});
-  for (const auto& sc : fixtures::suite("quick")) {
-    if (sc.large) continue;
-    const Case c = fixtures::make_case(sc.spec);
-    for (auto path : {kernels::Path::fused, kernels::Path::two_stage}) {
-      const auto a = sandbox->run(path, c).out.storage();
-      const auto b = host->run(path, c).out.storage();
+  for (const checks::KernelConfig& k : checks::quick_suite_configs()) {
+    const auto sandbox = faithful_in_sandbox()(k.executor_options());
+    const auto host = kernels::make_host_executor(k.executor_options());
+    for (const auto& sc : fixtures::suite("quick")) {
+      if (sc.large) continue;
+      const Case c = fixtures::make_case(sc.spec);
+      const auto a = sandbox->run(k.path(), c).out.storage();
+      const auto b = host->run(k.path(), c).out.storage();
       ASSERT_EQ(a.size(), b.size());
-      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << sc.name << " " << to_string(path);
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << sc.name << " " << checks::config_name(k);
     }
   }
+}
+
+// Every mutant meets every kernel: the gauntlet's kernel checks (the same run_baseline runs on
+// unmutated pmqa) run each kernel of the kernel table, each configuration its own kernel.
+TEST(Checks, TheGauntletsKernelChecksRunEveryKernel) {
+  GauntletOptions o;
+  o.property_cases = 5;
+  o.gigabyte_checks = false;
+  std::set<std::string> ran;
+  for (const Finding& f : run_baseline(o)) {
+    ran.insert(f.kernels.begin(), f.kernels.end());
+    if (f.first_choice)
+      EXPECT_TRUE(std::find(f.kernels.begin(), f.kernels.end(), std::string(to_string(*f.first_choice))) != f.kernels.end())
+          << f.check << " [" << f.config << "] never ran " << to_string(*f.first_choice);
+  }
+  for (const KernelId id : kAllKernels) EXPECT_TRUE(ran.contains(std::string(to_string(id)))) << "the gauntlet never ran " << to_string(id);
 }
 
 TEST(Checks, UnmutatedPmqaPassesTheNonKernelChecks) {
@@ -80,7 +97,7 @@ TEST(Checks, UnmutatedPmqaPassesTheNonKernelChecks) {
   const Finding corpus = checks::planted_corpus(checks::pmqa_checker());
   EXPECT_FALSE(corpus.caught) << corpus.evidence;
   EXPECT_EQ(corpus.cases_run, 12);
-  const Finding honest = checks::device_arch(CiJob{"gfx950", dispatch::Path::fused, "gfx950:sramecc+:xnack-"});
+  const Finding honest = checks::device_arch(CiJob{"gfx950", Path::fused, "gfx950:sramecc+:xnack-"});
   EXPECT_FALSE(honest.caught) << honest.evidence;
 }
 
@@ -96,7 +113,7 @@ TEST(Checks, ACheckerThatFailsEverythingIsAlsoCaught) {
 TEST(Checks, PropertyCountsCasesToTheFirstFailureReproducibly) {
   checks::PropertyOptions o;
   o.cases = 20;
-  o.configs = {checks::property_configs().front()};
+  o.configs = {checks::KernelConfig{KernelId::fused_scalar, 64, 0x5EED64}};
   const auto pass = checks::kernel_property(checks::host_factory(), o);
   ASSERT_EQ(pass.size(), 1u);
   EXPECT_FALSE(pass[0].caught) << pass[0].evidence;

@@ -22,11 +22,11 @@ std::optional<KernelId> decided_kernel(const dispatch::Decision& d, const std::v
 RunResult run_decision(Executor& executor, const dispatch::Decision& d, const Case& c, const DecisionOptions& o) {
   if (o.run.kernel) throw KernelError("run_decision: the decision picks the kernel; leave RunOptions::kernel unset");
   if (!is_kernel_path(d.path))
-    throw KernelError("the decision is " + d.summary() + ", not a path of pmqa's kernels (" + d.reason + ")");
+    throw DecisionNotRunnable("the decision is " + d.summary() + ", not a path of pmqa's kernels (" + d.reason + ")");
   if (d.fp8 && *d.fp8 != c.fp8)
-    throw KernelError("the decision reads " + std::string(to_string(*d.fp8)) + " and the case is " + std::string(to_string(c.fp8)));
+    throw DecisionNotRunnable("the decision reads " + std::string(to_string(*d.fp8)) + " and the case is " + std::string(to_string(c.fp8)));
   if (d.layout && *d.layout != c.layout)
-    throw KernelError("the decision reads the " + std::string(dispatch::message_name(*d.layout)) + " layout and the case is " +
+    throw DecisionNotRunnable("the decision reads the " + std::string(dispatch::message_name(*d.layout)) + " layout and the case is " +
                       std::string(dispatch::message_name(c.layout)));
   std::string why;
   RunOptions ro = o.run;
@@ -34,7 +34,7 @@ RunResult run_decision(Executor& executor, const dispatch::Decision& d, const Ca
   std::string stood_in;
   if (!ro.kernel) {
     const std::string missing = d.kernel.empty() ? std::string(to_string(d.path)) : d.kernel;
-    if (!o.stand_in) throw KernelError("the decision's " + missing + " cannot run on " + executor.name() + ": " + why);
+    if (!o.stand_in) throw DecisionNotRunnable("the decision's " + missing + " cannot run on " + executor.name() + ": " + why);
     stood_in = " (standing in: the decision's " + missing + " does not fit here: " + why + ")";
   }
   RunResult run = executor.run(d.path, c, ro);

@@ -2,6 +2,7 @@
 // the output contract checked cell by cell against the fp64 reference.
 #include <link.h>
 
+#include <cctype>
 #include <map>
 #include <string>
 
@@ -17,10 +18,10 @@ namespace pmqa {
 namespace {
 
 // A wave-64 host with fp8 MFMA in both formats (gfx942 has FNUZ, gfx950 OCP).
-const kernels::DeviceCaps kMfmaHost{.target = "host", .wave_size = 64, .mfma_fnuz = true, .mfma_ocp = true};
+const DeviceCaps kMfmaHost = kernels::host_caps_for(KernelId::fused_mfma);
 
-bool fits(KernelId kernel, const Case& c, const kernels::DeviceCaps& device) {
-  for (const auto& f : kernels::kernel_fits(kernels::Path::fused, c, device))
+bool fits(KernelId kernel, const Case& c, const DeviceCaps& device) {
+  for (const auto& f : kernels::kernel_fits(Path::fused, c, device))
     if (f.kernel == kernel) return f.fits();
   return false;
 }
@@ -37,8 +38,10 @@ TEST_P(QuickSuiteOnHost, EveryCaseMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, QuickSuiteOnHost, ::testing::ValuesIn(checks::quick_suite_configs()),
                          [](const auto& p) {
-                           return std::string(p.param.path == kernels::Path::fused ? "fused" : "two_stage") + "_w" +
-                                  std::to_string(p.param.warp_size);
+                           std::string name = checks::config_name(p.param);
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
                          });
 
 // fused-mma's two kernels at wave 32, each instruction emulated on the host (mma.sync for a warp;
@@ -52,7 +55,7 @@ TEST_P(FusedMmaOnHost, EveryFittingCaseMatchesTheReference) {
   for (const auto& sc : fixtures::suite("quick")) {
     const Case c = fixtures::make_case(sc.spec);
     if (!fits(GetParam(), c, exec->caps())) continue;
-    const auto run = exec->run(kernels::Path::fused, c, {.kernel = GetParam()});
+    const auto run = exec->run(Path::fused, c, {.kernel = GetParam()});
     ASSERT_EQ(run.kernel, GetParam()) << sc.name;
     ++ran;
     ++copies[run.key_copies];
@@ -87,7 +90,7 @@ TEST_P(FusedMmaOnHost, ShuffledSchedulesGiveTheSameBits) {
     s.context_lens = {1100, 700};
     const Case c = fixtures::make_case(s);
     const auto exec = kernels::make_host_executor({.warp_size = 32, .schedule_seed = 0xC0FFEE});
-    const auto run = exec->run(kernels::Path::fused, c, {.kernel = GetParam(), .launches = 3});
+    const auto run = exec->run(Path::fused, c, {.kernel = GetParam(), .launches = 3});
     EXPECT_EQ(run.kernel, GetParam());
     const bool wgmma = GetParam() == KernelId::fused_wgmma;
     EXPECT_EQ(run.key_copies, !wgmma ? "" : block_size == 64 ? "tensor-map" : "cp.async") << "block_size " << block_size;
@@ -102,7 +105,7 @@ TEST_P(FusedMmaOnHost, ShuffledSchedulesGiveTheSameBits) {
 TEST_P(FusedMmaOnHost, SharesFindTheirFirstChunkPastTheFirstGroup) {
   for (const int block_size : {64, 16}) {
     const Case c = test::many_sequences(block_size);
-    const auto run = kernels::make_host_executor({.warp_size = 32})->run(kernels::Path::fused, c, {.kernel = GetParam()});
+    const auto run = kernels::make_host_executor({.warp_size = 32})->run(Path::fused, c, {.kernel = GetParam()});
     ASSERT_EQ(run.kernel, GetParam());
     const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
     EXPECT_TRUE(rep.passed()) << "block_size " << block_size << " (" << to_string(run.kernel) << ", " << run.key_copies << ")\n"
@@ -123,7 +126,7 @@ TEST(FusedMmaKeyCopies, TensorMapWhereTheCacheAllowsIt) {
     s.context_lens = {300};
     s.max_model_len = 320;
     const Case c = fixtures::make_case(s);
-    const auto run = w32->run(kernels::Path::fused, c, {.kernel = kernel});
+    const auto run = w32->run(Path::fused, c, {.kernel = kernel});
     const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
     EXPECT_TRUE(rep.passed()) << "block_size " << block_size << "\n" << rep.to_text();
     return run.key_copies;
@@ -136,7 +139,7 @@ TEST(FusedMmaKeyCopies, TensorMapWhereTheCacheAllowsIt) {
   fixtures::CaseSpec s;
   s.context_lens = {100};
   s.max_model_len = 128;
-  EXPECT_EQ(kernels::make_host_executor({.warp_size = 64})->run(kernels::Path::fused, fixtures::make_case(s)).key_copies, "");
+  EXPECT_EQ(kernels::make_host_executor({.warp_size = 64})->run(Path::fused, fixtures::make_case(s)).key_copies, "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Instructions, FusedMmaOnHost, ::testing::Values(KernelId::fused_mma_sync, KernelId::fused_wgmma),
@@ -150,7 +153,7 @@ TEST(FusedMfmaOnHost, EveryFittingCaseMatchesTheReference) {
   for (const auto& sc : fixtures::suite("quick")) {
     const Case c = fixtures::make_case(sc.spec);
     if (!fits(KernelId::fused_mfma, c, exec->caps())) continue;
-    const auto run = exec->run(kernels::Path::fused, c);  // the first fused kernel that fits
+    const auto run = exec->run(Path::fused, c);  // the first fused kernel that fits
     ASSERT_EQ(run.kernel, KernelId::fused_mfma) << run.kernel_reason;
     ++ran;
     const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = kernels::tolerance_for(run)});
@@ -171,7 +174,7 @@ TEST(FusedMfmaOnHost, ShuffledSchedulesGiveTheSameBits) {
   s.fp8 = Fp8Format::e4m3fnuz;
   const Case c = fixtures::make_case(s);
   const auto exec = kernels::make_host_executor({.emulate = kMfmaHost, .schedule_seed = 0xC0FFEE});
-  const auto run = exec->run(kernels::Path::fused, c, {.kernel = KernelId::fused_mfma, .launches = 3});
+  const auto run = exec->run(Path::fused, c, {.kernel = KernelId::fused_mfma, .launches = 3});
   EXPECT_TRUE(run.deterministic()) << run.differing_cells << " cells differ";
   const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
   EXPECT_TRUE(rep.passed()) << rep.to_text();
@@ -198,7 +201,7 @@ TEST(HostExecutor, UnsupportedHeadDimIsAnError) {
   s.head_dim = 96;
   s.context_lens = {10};
   const Case c = fixtures::make_case(s);
-  EXPECT_THROW(kernels::make_host_executor()->run(kernels::Path::fused, c), kernels::KernelError);
+  EXPECT_THROW(kernels::make_host_executor()->run(Path::fused, c), kernels::KernelError);
 }
 
 // The kernels number a launch's chunks and -inf pieces in 32 bits, exact below 2^36 output cells
@@ -210,7 +213,7 @@ TEST(HostExecutor, OutputsOf2To36CellsAreAnError) {
   s.max_model_len = std::int64_t{1} << 36;
   const auto exec = kernels::make_host_executor();
   try {
-    exec->run(kernels::Path::fused, fixtures::make_case(s));
+    exec->run(Path::fused, fixtures::make_case(s));
     ADD_FAILURE() << "a launch of 2^36 output cells ran";
   } catch (const kernels::KernelError& e) {
     EXPECT_NE(std::string(e.what()).find("2^36"), std::string::npos) << e.what();

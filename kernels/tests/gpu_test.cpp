@@ -24,9 +24,9 @@ std::unique_ptr<kernels::Executor> gpu_or_skip() {
 // path with fused-mma's mma.sync kernel wherever that fits, or the two-stage path.
 enum class Mode { fused, fused_mma_sync, two_stage };
 
-kernels::Path path_of(Mode mode) { return mode == Mode::two_stage ? kernels::Path::two_stage : kernels::Path::fused; }
+Path path_of(Mode mode) { return mode == Mode::two_stage ? Path::two_stage : Path::fused; }
 
-bool fits(KernelId kernel, const Case& c, const kernels::DeviceCaps& device) {
+bool fits(KernelId kernel, const Case& c, const DeviceCaps& device) {
   for (const auto& f : kernels::kernel_fits(path_of(kernel), c, device))
     if (f.kernel == kernel) return f.fits();
   return false;
@@ -83,7 +83,7 @@ TEST(GpuRelaunch, TwentyLaunchesAreBitwiseIdenticalAndCorrect) {
     ASSERT_EQ(sc.name, name);
     const Case c = fixtures::make_case(sc.spec);
     const Reference ref = compute_reference(c);
-    for (auto path : {kernels::Path::fused, kernels::Path::two_stage}) {
+    for (auto path : {Path::fused, Path::two_stage}) {
       const auto run = exec->run(path, c, {.launches = 20});
       EXPECT_EQ(run.launches, 20);
       EXPECT_TRUE(run.deterministic()) << name << " " << to_string(path) << ": " << run.differing_cells
@@ -141,9 +141,9 @@ TEST(GpuLargeOffsets, RowsAndBlocksPastTwoGigabytes) {
   const Reference ref = compute_reference(c);
   // Every fused kernel the device runs on this case (fused-scalar at least).
   int ran = 0;
-  for (const auto& f : kernels::kernel_fits(kernels::Path::fused, c, exec->caps())) {
+  for (const auto& f : kernels::kernel_fits(Path::fused, c, exec->caps())) {
     if (!f.fits()) continue;
-    const auto run = exec->run(kernels::Path::fused, c, {.kernel = f.kernel});
+    const auto run = exec->run(Path::fused, c, {.kernel = f.kernel});
     const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
     EXPECT_TRUE(rep.passed()) << to_string(run.kernel) << "\n" << rep.to_text();
     ++ran;

@@ -13,9 +13,7 @@
 namespace pmqa {
 namespace {
 
-using kernels::DeviceCaps;
 using kernels::KernelError;
-using kernels::Path;
 
 Case decode_case(Fp8Format fp8, std::int64_t head_dim = 128, std::int64_t heads = 64) {
   fixtures::CaseSpec s;
@@ -54,8 +52,7 @@ TEST(KernelList, TheFirstKernelThatFitsRuns) {
   // Wave 64 without matrix units, and with the MFMA of both formats.
   EXPECT_EQ(kernels::make_host_executor({.warp_size = 64})->run(Path::fused, decode_case(Fp8Format::e4m3fn)).kernel,
             KernelId::fused_scalar);
-  const DeviceCaps mfma{.target = "host", .wave_size = 64, .mfma_fnuz = true, .mfma_ocp = true};
-  EXPECT_EQ(kernels::make_host_executor({.emulate = mfma})->run(Path::fused, decode_case(Fp8Format::e4m3fnuz)).kernel,
+  EXPECT_EQ(kernels::make_host_executor({.emulate = kernels::host_caps_for(KernelId::fused_mfma)})->run(Path::fused, decode_case(Fp8Format::e4m3fnuz)).kernel,
             KernelId::fused_mfma);
   EXPECT_EQ(w32->run(Path::two_stage, decode_case(Fp8Format::e4m3fn)).kernel, KernelId::two_stage);
 }
@@ -95,9 +92,9 @@ TEST(KernelList, ToleranceIsTheKernelsOwn) {
 }
 
 TEST(HostEmulation, EachMatrixUnitAtTheWaveItsEmulationIsWrittenFor) {
-  const DeviceCaps mfma_w32{.target = "host", .wave_size = 32, .mfma_ocp = true};
+  const DeviceCaps mfma_w32{.target = "host", .wave_size = 32, .matrix = {MatrixKind::mfma}, .matrix_fp8 = {Fp8Format::e4m3fn}};
   EXPECT_NE(error_of([&] { kernels::make_host_executor({.emulate = mfma_w32}); }).find("wave 64"), std::string::npos);
-  const DeviceCaps wgmma_w64{.target = "host", .wave_size = 64, .wgmma = true};
+  const DeviceCaps wgmma_w64{.target = "host", .wave_size = 64, .matrix = {MatrixKind::wgmma}, .matrix_fp8 = {Fp8Format::e4m3fn}};
   EXPECT_NE(error_of([&] { kernels::make_host_executor({.emulate = wgmma_w64}); }).find("wave 32"), std::string::npos);
   EXPECT_THROW(kernels::make_host_executor({.warp_size = 48}), KernelError);
 }
@@ -111,6 +108,8 @@ TEST(ArchTableKernels, EachRowNamesTheFusedKernelItsCapabilitiesSelect) {
     const DeviceCaps caps = kernels::caps_from_arch(row, /*runs_sm90a_code=*/true);
     EXPECT_EQ(caps.target, row.target);
     EXPECT_EQ(caps.wave_size, row.wave_size);
+    // Every row's matrix instruction is one the device has (tcgen05 and WMMA rows included).
+    if (row.fp8 && row.fp8_matrix != MatrixKind::none) EXPECT_TRUE(caps.runs(row.fp8_matrix, *row.fp8)) << caps.describe();
     if (!row.fp8) {
       EXPECT_FALSE(row.pmqa_fused_kernel) << row.target;
       continue;
@@ -132,16 +131,37 @@ TEST(ArchTableKernels, EachRowNamesTheFusedKernelItsCapabilitiesSelect) {
 
 TEST(ArchTableKernels, HopperRunsWgmmaOnlyWithSm90aCode) {
   const auto& sm90 = dispatch::ArchTable::builtin().at("sm_90");
-  EXPECT_TRUE(kernels::caps_from_arch(sm90, true).wgmma);
+  EXPECT_TRUE(kernels::caps_from_arch(sm90, true).has(MatrixKind::wgmma));
   const DeviceCaps plain = kernels::caps_from_arch(sm90, false);
-  EXPECT_FALSE(plain.wgmma);
-  EXPECT_TRUE(plain.fp8_mma_sync);
+  EXPECT_FALSE(plain.has(MatrixKind::wgmma));
+  EXPECT_TRUE(plain.has(MatrixKind::mma_sync));
   const auto& gfx942 = dispatch::ArchTable::builtin().at("gfx942");
   const DeviceCaps amd = kernels::caps_from_arch(gfx942, true);
-  EXPECT_TRUE(amd.mfma_fnuz);
-  EXPECT_FALSE(amd.mfma_ocp);
-  EXPECT_FALSE(amd.fp8_mma_sync);
-  EXPECT_EQ(amd.describe(), "gfx942, wave 64: fp8 MFMA (FNUZ)");
+  EXPECT_TRUE(amd.runs(MatrixKind::mfma, Fp8Format::e4m3fnuz));
+  EXPECT_FALSE(amd.runs(MatrixKind::mfma, Fp8Format::e4m3fn));
+  EXPECT_FALSE(amd.has(MatrixKind::mma_sync));
+  EXPECT_EQ(amd.describe(), "gfx942, wave 64: MFMA (e4m3fnuz)");
+}
+
+// The device the checks emulate to run a kernel makes that kernel the first choice of its path
+// on a case in its shapes (both fp8 formats where its instruction reads both).
+TEST(KernelTable, EachKernelsHostDeviceRunsItFirst) {
+  for (const KernelId id : kAllKernels) {
+    const auto exec = kernels::make_host_executor({.emulate = kernels::host_caps_for(id)});
+    const Fp8Format fp8 = id == KernelId::fused_wgmma ? Fp8Format::e4m3fn : Fp8Format::e4m3fnuz;
+    EXPECT_EQ(exec->run(path_of(id), decode_case(fp8)).kernel, id) << to_string(id) << " on " << exec->caps().describe();
+  }
+}
+
+// The table is the one place a kernel's identity is kept: names parse back, families and paths
+// agree with the instruction column.
+TEST(KernelTable, NamesFamiliesAndInstructionsAgree) {
+  for (const KernelInfo& k : kKernelTable) {
+    EXPECT_EQ(parse_kernel_id(k.name), k.id);
+    EXPECT_TRUE(is_kernel_family(k.family, k.path)) << k.name;
+    EXPECT_EQ(k.name, k.instruction.empty() ? std::string(k.family) : std::string(k.family) + "/" + std::string(k.instruction));
+  }
+  EXPECT_EQ(kernel_family_names(Path::fused), "fused-mma, fused-mfma, fused-scalar");
 }
 
 }  // namespace

@@ -12,17 +12,17 @@ namespace {
 TEST(HostOwnOutputs, PassWithHeadroomAndTheirMutantsFail) {
   struct Config {
     kernels::HostExecutorOptions executor;
-    kernels::Path path;
+    Path path;
     kernels::RunOptions options;
   };
   // fused-mfma on a wave-64 host with MFMA in both formats; fused-mma's kernels at wave 32.
-  const kernels::DeviceCaps mfma{.target = "host", .wave_size = 64, .mfma_fnuz = true, .mfma_ocp = true};
+  const DeviceCaps mfma = kernels::host_caps_for(KernelId::fused_mfma);
   const Config configs[] = {
-      {{.warp_size = 64}, kernels::Path::fused, {.kernel = KernelId::fused_scalar}},
-      {{.warp_size = 64}, kernels::Path::two_stage, {}},
-      {{.emulate = mfma}, kernels::Path::fused, {.kernel = KernelId::fused_mfma}},
-      {{.warp_size = 32}, kernels::Path::fused, {.kernel = KernelId::fused_mma_sync}},
-      {{.warp_size = 32}, kernels::Path::fused, {.kernel = KernelId::fused_wgmma}},
+      {{.warp_size = 64}, Path::fused, {.kernel = KernelId::fused_scalar}},
+      {{.warp_size = 64}, Path::two_stage, {}},
+      {{.emulate = mfma}, Path::fused, {.kernel = KernelId::fused_mfma}},
+      {{.warp_size = 32}, Path::fused, {.kernel = KernelId::fused_mma_sync}},
+      {{.warp_size = 32}, Path::fused, {.kernel = KernelId::fused_wgmma}},
   };
   std::map<std::string, testing_support::OwnOutputs> rows;
   for (const auto& sc : fixtures::suite("quick")) {

@@ -37,7 +37,7 @@ TEST(RunDecision, RunsTheDecidedKernelAndNotesItInTheTrace) {
   dispatch::ScopedTraceRecorder trace;
   for (const char* arch : {"gfx942", "gfx950", "sm_90", "sm_100"}) {
     const auto d = dispatch::select(arch, {});
-    ASSERT_EQ(d.path, dispatch::Path::fused) << arch;
+    ASSERT_EQ(d.path, Path::fused) << arch;
     const Case c = case_for(d);
     const auto exec = host_as(arch);
     const auto run = kernels::run_decision(*exec, d, c);
@@ -50,7 +50,7 @@ TEST(RunDecision, RunsTheDecidedKernelAndNotesItInTheTrace) {
   }
   // A fused decision for fused-mma: sm_90 runs its wgmma kernel, sm_89 (no wgmma) its mma.sync one.
   dispatch::Decision fused;
-  fused.path = dispatch::Path::fused;
+  fused.path = Path::fused;
   fused.fp8 = Fp8Format::e4m3fn;
   fused.layout = KvLayout::normal;
   fused.reason = "a fused-mma decision";
@@ -77,7 +77,7 @@ TEST(RunDecision, AnExecutorWithoutTheDecidedKernelRefusesUnlessItStandsIn) {
 TEST(RunDecision, RefusesWhatIsNoKernelPathAndCasesInAnotherFormat) {
   const auto exec = host_as("gfx942");
   const auto fallback = dispatch::select("gfx942", {.kernels_present = false});
-  ASSERT_EQ(fallback.path, dispatch::Path::reference_fallback);
+  ASSERT_EQ(fallback.path, Path::reference_fallback);
   EXPECT_THROW(kernels::run_decision(*exec, fallback, case_for(fallback)), KernelError);
   const auto d = dispatch::select("gfx942", {});
   Case ocp = case_for(d);

@@ -43,7 +43,7 @@ template <std::uint32_t kW>
 void expect_every_chunk_once(const Case& c, KernelId kernel, const std::string& what) {
   kernels::lab::HostBackend be({.warp_size = 32});
   const auto run = kernels::lab::run_path<kernels::lab::HostBackend, kdev::Faithful, SwitchWeight<kW>>(
-      be, kernels::Path::fused, c, {.kernel = kernel});
+      be, Path::fused, c, {.kernel = kernel});
   ASSERT_EQ(run.kernel, kernel) << what;
   const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out);
   EXPECT_TRUE(rep.passed()) << what << ", W " << kW << " (" << to_string(run.kernel) << ", " << run.key_copies << ")\n"

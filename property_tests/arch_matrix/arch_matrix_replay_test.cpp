@@ -102,7 +102,7 @@ TEST(RegressionReplay, NewArchEditThatFlipsGfx942FormatFails) {
 TEST(RegressionReplay, GuardOnTheFullArchNameFailsTheFlaggedRows) {
   const auto report = pd::check_matrix(matrix(), full_name_guard_policy());
   const auto expected = rows_where(matrix(), [](const pd::MatrixRow& r) {
-    return r.arch.find(':') != std::string::npos && r.path == pd::Path::fused;
+    return r.arch.find(':') != std::string::npos && r.path == pmqa::Path::fused;
   });
   ASSERT_GE(expected.size(), 3u);
   EXPECT_EQ(failed_rows(report), expected) << show(report);

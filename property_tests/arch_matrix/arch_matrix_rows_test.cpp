@@ -69,7 +69,7 @@ TEST(ArchMatrix, CoversEveryTableArchOnTheFullGrid) {
 // The matrix has the negative rows the issue asks for.
 TEST(ArchMatrix, HasNegativeRows) {
   const auto& m = pd::ArchMatrix::builtin();
-  EXPECT_FALSE(rows_where(m, [](const pd::MatrixRow& r) { return r.arch == "gfx90a" && r.path == pd::Path::unsupported; }).empty());
+  EXPECT_FALSE(rows_where(m, [](const pd::MatrixRow& r) { return r.arch == "gfx90a" && r.path == pmqa::Path::unsupported; }).empty());
   EXPECT_FALSE(rows_where(m, [](const pd::MatrixRow& r) {
                  return r.arch == "gfx1300" && r.error == pd::ExpectedError::unknown_arch;
                }).empty());
@@ -101,7 +101,7 @@ TEST(ArchMatrix, AgreesWithTheArchTable) {
       EXPECT_EQ(r.fp8, info->fp8) << "row " << r.index << " (" << r.arch << ")";
     }
     if (!info->fp8) {
-      EXPECT_EQ(r.path, pd::Path::unsupported) << "row " << r.index;
+      EXPECT_EQ(r.path, pmqa::Path::unsupported) << "row " << r.index;
     }
   }
 }
@@ -116,7 +116,7 @@ TEST(ArchMatrix, Gfx1250ObservationIsRecorded) {
   });
   ASSERT_EQ(gfx1250_present.size(), 6u);
   for (auto i : gfx1250_present) {
-    EXPECT_EQ(m.rows[i].path, pd::Path::two_stage);
+    EXPECT_EQ(m.rows[i].path, pmqa::Path::two_stage);
     EXPECT_NE(m.rows[i].note.find("OBSERVATION"), std::string::npos) << m.rows[i].note;
   }
   const auto unused = pd::unused_fused_kernels(pd::default_policy());

@@ -15,7 +15,7 @@ const pd::Policy& unknown_arch_fallback_policy() {
     try {
       return pd::default_policy().select(arch, ctx);
     } catch (const pd::UnknownArchError&) {
-      return pd::Decision{pd::Path::reference_fallback, Fp8Format::e4m3fn, KvLayout::normal,
+      return pd::Decision{pmqa::Path::reference_fallback, Fp8Format::e4m3fn, KvLayout::normal,
                           "unknown arch: falling back to the reference", 0, ""};
     }
   });
@@ -52,8 +52,8 @@ const pd::Policy& gfx1250_edit_flips_gfx942_format_policy() {
 const pd::Policy& full_name_guard_policy() {
   static const pd::FunctionPolicy p("guard compares the full gcnArchName", [](const pd::Arch& arch, const pd::Context& ctx) {
     pd::Decision d = pd::default_policy().select(arch, ctx);
-    if (arch.text != arch.target && d.path == pd::Path::fused && arch.vendor == pd::Vendor::amd) {
-      d.path = pd::Path::two_stage;
+    if (arch.text != arch.target && d.path == pmqa::Path::fused && arch.vendor == pd::Vendor::amd) {
+      d.path = pmqa::Path::two_stage;
       d.layout = KvLayout::normal;
       d.reason = "\"" + arch.text + "\" is not \"gfx942\" or \"gfx950\"";
     }

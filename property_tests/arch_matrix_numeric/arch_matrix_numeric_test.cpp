@@ -55,7 +55,7 @@ TEST(ArchMatrixNumeric, EveryRunnableRowMatchesTheReference) {
     for (auto* exec : executors) {
       OutputBuffer out;
       Tolerance tolerance = Tolerance::fp32();
-      if (d.path == dispatch::Path::reference_fallback) {
+      if (d.path == Path::reference_fallback) {
         out = run_reference_fallback(c);
         dispatch::Trace::global().note_executor(d.trace_id, exec->name() + " ran the fp32 reference");
       } else {

@@ -1,6 +1,8 @@
-// Kernels against the reference over generated cases, on every executor present: the host
-// executor at both wave sizes always, the GPU when one is found (skipped, never passed, without
-// one). Same-bytes bound (spec §5), clean contract, guard cells, every valid cell written.
+// Kernels against the reference over generated cases, on every executor present: every kernel of
+// the kernel table on the host device that runs it first always, the GPU when one is found
+// (skipped, never passed, without one). Same-bytes bound (spec §5), clean contract, guard cells,
+// every valid cell written, relaunches bitwise identical.
+#include <cctype>
 #include <memory>
 #include <optional>
 #include <set>
@@ -38,7 +40,6 @@ std::string executor_name(ExecutorKind k) {
 
 std::unique_ptr<kernels::Executor> make(ExecutorKind k) {
   switch (k) {
-    // Seeded shuffled schedules (checks::property_configs'): a race shows up as a difference between launches.
     case ExecutorKind::host_w64: return kernels::make_host_executor({.warp_size = 64, .schedule_seed = 0x5EED64});
     case ExecutorKind::host_w32: return kernels::make_host_executor({.warp_size = 32, .schedule_seed = 0x5EED32});
     case ExecutorKind::gpu: return kernels::find_gpu() ? kernels::make_gpu_executor() : nullptr;
@@ -46,25 +47,70 @@ std::unique_ptr<kernels::Executor> make(ExecutorKind k) {
   return nullptr;
 }
 
-// checks::kernel_property_case under rc::check: a random seed, shrinking and a reproduce line.
-class KernelVsReference : public ::testing::TestWithParam<std::tuple<ExecutorKind, kernels::Path>> {};
+std::string test_name(std::string text) {
+  for (char& ch : text)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return text;
+}
+
+// checks::kernel_property_case under rc::check (a random seed, shrinking and a reproduce line), on
+// each of the property's configurations: every kernel of the kernel table on the host device that
+// runs it first (checks::property_configs), drawing inside its shapes. The same configurations the
+// gauntlet runs its mutants through.
+class KernelVsReference : public ::testing::TestWithParam<checks::KernelConfig> {};
 
 TEST_P(KernelVsReference, SameBytesBoundAndCleanContract) {
-  const auto exec = make(std::get<0>(GetParam()));
+  const checks::KernelConfig k = GetParam();
+  const auto exec = kernels::make_host_executor(k.executor_options());
+  std::set<std::string> ran;
+  const bool ok = rc::check(checks::config_name(k) + " vs reference", [&] {
+    std::string kernel;
+    RC_TAG(checks::kernel_property_case({{exec.get(), k.path(), &kernel}}, {}, checks::property_ranges(k.kernel)));
+    ran.insert(kernel);
+  });
+  EXPECT_TRUE(ok);
+  EXPECT_TRUE(ran.contains(std::string(to_string(k.kernel)))) << checks::config_name(k) << " never ran its kernel";
+}
+
+INSTANTIATE_TEST_SUITE_P(Host, KernelVsReference, ::testing::ValuesIn(checks::property_configs()),
+                         [](const auto& p) { return test_name(checks::config_name(p.param)); });
+
+// The same on the GPU when one is found (skipped, never passed, without one): each path, and each
+// fused kernel the device runs, drawing inside that kernel's shapes.
+struct GpuParam {
+  Path path;
+  std::optional<KernelId> kernel{};  // absent: the path's first kernel that fits, over the unrestricted ranges
+};
+
+class GpuKernelVsReference : public ::testing::TestWithParam<GpuParam> {};
+
+TEST_P(GpuKernelVsReference, SameBytesBoundAndCleanContract) {
+  const auto exec = make(ExecutorKind::gpu);
   if (!exec) GTEST_SKIP() << "no GPU found: the GPU half of this property did not run";
-  const kernels::Path path = std::get<1>(GetParam());
-  const bool ok = rc::check(exec->name() + " " + std::string(to_string(path)) + " vs reference",
-                            [&] { RC_TAG(checks::kernel_property_case({{exec.get(), path}})); });
+  const GpuParam g = GetParam();
+  if (g.kernel && !exec->caps().has(kernel_info(*g.kernel).matrix)) GTEST_SKIP() << exec->caps().describe();
+  const fixtures::SpecRanges r = g.kernel ? checks::property_ranges(*g.kernel) : ranges();
+  const std::string label = exec->name() + " " + (g.kernel ? std::string(to_string(*g.kernel)) : std::string(to_string(g.path)));
+  const bool ok = rc::check(label + " vs reference", [&] {
+    auto spec = *fixtures::gen_case_spec(r);
+    const Case c = fixtures::make_case(spec);
+    const auto run = exec->run(g.path, c, {.kernel = g.kernel, .launches = 2});
+    RC_ASSERT(run.deterministic());
+    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out,
+                               {.tolerance = kernels::tolerance_for(run)});
+    if (!rep.passed()) RC_FAIL(rep.to_text());
+  });
   EXPECT_TRUE(ok);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Executors, KernelVsReference,
-    ::testing::Combine(::testing::Values(ExecutorKind::host_w64, ExecutorKind::host_w32, ExecutorKind::gpu),
-                       ::testing::Values(kernels::Path::fused, kernels::Path::two_stage)),
-    [](const auto& p) {
-      return executor_name(std::get<0>(p.param)) + "_" + (std::get<1>(p.param) == kernels::Path::fused ? "fused" : "two_stage");
-    });
+INSTANTIATE_TEST_SUITE_P(Gpu, GpuKernelVsReference,
+                         ::testing::Values(GpuParam{Path::fused}, GpuParam{Path::two_stage},
+                                           GpuParam{Path::fused, KernelId::fused_wgmma},
+                                           GpuParam{Path::fused, KernelId::fused_mma_sync},
+                                           GpuParam{Path::fused, KernelId::fused_mfma}),
+                         [](const auto& p) {
+                           return test_name(p.param.kernel ? std::string(to_string(*p.param.kernel)) : std::string(to_string(p.param.path)));
+                         });
 
 class FusedVsTwoStage : public ::testing::TestWithParam<ExecutorKind> {};
 
@@ -74,8 +120,8 @@ TEST_P(FusedVsTwoStage, AgreeWithinTheBound) {
   const bool ok = rc::check(exec->name() + " fused == two-stage", [&] {
     const Case c = fixtures::make_case(*fixtures::gen_case_spec(ranges()));
     const Reference oracle = compute_reference(c, {.precision = Precision::fp64});
-    const auto fused = exec->run(kernels::Path::fused, c);
-    const auto two = exec->run(kernels::Path::two_stage, c);
+    const auto fused = exec->run(Path::fused, c);
+    const auto two = exec->run(Path::two_stage, c);
     const Report rep = compare(c, as_reference(two.out, oracle), fused.out, {.tolerance = kernels::tolerance_for(fused)});
     if (!rep.passed()) RC_FAIL(rep.to_text());
   });
@@ -85,71 +131,6 @@ TEST_P(FusedVsTwoStage, AgreeWithinTheBound) {
 INSTANTIATE_TEST_SUITE_P(Executors, FusedVsTwoStage,
                          ::testing::Values(ExecutorKind::host_w64, ExecutorKind::host_w32, ExecutorKind::gpu),
                          [](const auto& p) { return executor_name(p.param); });
-
-// The matrix-unit kernels over generated cases in the shapes they take (D 128, N*H 64 or 128), both
-// formats and layouts, special codes included: fused-mma on the host at wave 32 (wgmma and mma.sync
-// emulated) and on the GPU when one is found, fused-mfma on the host at wave 64 with MFMA emulated
-// in both formats. Each is judged under its matrix-unit profile (spec §5).
-struct MatrixParam {
-  ExecutorKind executor;
-  std::optional<KernelId> kernel{};  // absent: the first fused kernel that fits (wgmma for OCP, mma.sync for FNUZ)
-};
-
-// The executor with matrix units: at wave 64 the host emulating fp8 MFMA in both formats.
-std::unique_ptr<kernels::Executor> make_matrix(ExecutorKind k) {
-  if (k != ExecutorKind::host_w64) return make(k);
-  const kernels::DeviceCaps mfma{.target = "host", .wave_size = 64, .mfma_fnuz = true, .mfma_ocp = true};
-  return kernels::make_host_executor({.emulate = mfma, .schedule_seed = 0x5EED64});
-}
-
-class FusedMmaVsReference : public ::testing::TestWithParam<MatrixParam> {};
-
-TEST_P(FusedMmaVsReference, SameBytesBoundAndCleanContract) {
-  const auto exec = make_matrix(GetParam().executor);
-  if (!exec) GTEST_SKIP() << "no GPU found: the GPU half of this property did not run";
-  const std::string kernel = GetParam().kernel ? std::string(to_string(*GetParam().kernel)) : "matrix-unit kernels";
-  fixtures::SpecRanges r = ranges();
-  r.head_dims = {128};
-  r.block_sizes = {1, 16, 64, 256};  // 1: more pages than the kernel keeps in shared memory
-  r.max_work = 6'000'000;
-  double worst = 0;
-  std::set<std::string> instructions;  // the kernels that ran, for the summary line
-  const bool ok = rc::check(exec->name() + " " + kernel + " vs reference", [&] {
-    auto spec = *fixtures::gen_case_spec(r);
-    static const std::vector<std::pair<std::int64_t, std::int64_t>> fits{{64, 1}, {64, 2}, {64, 3}, {64, 4}, {32, 1}, {32, 2}, {32, 3}, {32, 5}, {128, 1}, {128, 2}};
-    const auto [heads, next_n] = *rc::gen::elementOf(fits);
-    spec.heads = heads;
-    spec.next_n = next_n;
-    // The variants copy 4- or 16-byte segments: strides that are multiples of 4 (both kinds occur).
-    spec.block_stride_pad = 4 * (spec.block_stride_pad % 5);
-    spec.specials = *rc::gen::element(fixtures::SpecialCodes::none, fixtures::SpecialCodes::finite, fixtures::SpecialCodes::with_nan);
-    // Re-derive lengths for the new next_n (the generated ones were for the drawn shape).
-    spec.context_lens.resize(static_cast<std::size_t>(spec.context_lens_2d ? spec.batch * spec.next_n : spec.batch), 0);
-    for (auto& L : spec.context_lens) L = static_cast<std::int32_t>(std::min<std::int64_t>(L, spec.max_model_len));
-    const Case c = fixtures::make_case(spec);
-    const auto run = exec->run(kernels::Path::fused, c, {.kernel = GetParam().kernel});
-    RC_ASSERT(kernels::tolerance_for(run).name == Tolerance::matrix_unit().name);  // a matrix-unit kernel ran
-    instructions.insert(std::string(to_string(run.kernel)));
-    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out,
-                               {.tolerance = Tolerance::matrix_unit()});
-    if (!rep.passed()) RC_FAIL(rep.to_text());
-    worst = std::max(worst, rep.worst_bound_ratio);
-  });
-  EXPECT_TRUE(ok);
-  std::string ran;
-  for (const auto& i : instructions) ran += (ran.empty() ? "" : " + ") + i;
-  std::printf("%s %s (%s): worst |out-ref| / matrix-unit bound over the property = %.3g\n", exec->name().c_str(),
-              kernel.c_str(), ran.c_str(), worst);
-}
-
-INSTANTIATE_TEST_SUITE_P(Executors, FusedMmaVsReference,
-                         ::testing::Values(MatrixParam{ExecutorKind::host_w32},
-                                           MatrixParam{ExecutorKind::host_w32, KernelId::fused_mma_sync},
-                                           MatrixParam{ExecutorKind::host_w64}, MatrixParam{ExecutorKind::gpu},
-                                           MatrixParam{ExecutorKind::gpu, KernelId::fused_mma_sync}),
-                         [](const auto& p) {
-                           return executor_name(p.param.executor) + (p.param.kernel == KernelId::fused_mma_sync ? "_mma_sync" : "");
-                         });
 
 }  // namespace
 }  // namespace pmqa

@@ -16,9 +16,9 @@ int main() {
   spec.max_model_len = 100;
   spec.context_lens = {100, 37};
   const pmqa::Case c = pmqa::fixtures::make_case(spec);
-  const auto run = pmqa::kernels::make_host_executor()->run(pmqa::kernels::Path::fused, c);
+  const auto run = pmqa::kernels::make_host_executor()->run(pmqa::Path::fused, c);
   const pmqa::Report report = pmqa::compare(c, pmqa::compute_reference(c), run.out);
   const auto decision = pmqa::dispatch::select("gfx950", pmqa::dispatch::Context{});
   std::printf("%s\ngfx950 -> %s\n", report.to_text().c_str(), decision.summary().c_str());
-  return report.passed() && decision.path == pmqa::dispatch::Path::fused ? 0 : 1;
+  return report.passed() && decision.path == pmqa::Path::fused ? 0 : 1;
 }

@@ -34,15 +34,25 @@
 
 namespace pmqa::checks {
 
-// A host executor configuration of a kernel check.
+// A host executor configuration of a kernel check: the device the host emulates so that `kernel`
+// is its path's first choice wherever the case is in the kernel's shapes (kernels::host_caps_for:
+// the kernel's matrix instruction alone, at that instruction's wave size, else at warp_size); the
+// cases outside them run what that device runs next (fused-scalar on the fused path).
 struct KernelConfig {
-  kernels::Path path = kernels::Path::fused;
-  int warp_size = 64;
+  KernelId kernel = KernelId::fused_scalar;
+  int warp_size = 64;               // for a kernel without a matrix instruction
   std::uint64_t schedule_seed = 0;  // non-zero: shuffled block and fiber order
-};
-std::string config_name(const KernelConfig& k);  // "host-w64 fused"
 
-// The quick suite's configurations: fused w64, fused w32, two-stage w64, two-stage w32.
+  Path path() const noexcept { return path_of(kernel); }
+  kernels::HostExecutorOptions executor_options() const;
+};
+std::string config_name(const KernelConfig& k);  // "fused-mfma on host-w64"
+
+// One configuration per kernel of the kernel table (model/kernel_id.hpp), in its order, plus the
+// kernels without a matrix instruction at wave 32 as well (an RDNA or NVIDIA warp): a new kernel is
+// checked by the quick suite, the property and the gauntlet without a line here.
+std::vector<KernelConfig> kernel_configs(std::uint64_t schedule_seed_w64 = 0, std::uint64_t schedule_seed_w32 = 0);
+// The quick suite's configurations: kernel_configs() without shuffled schedules.
 std::vector<KernelConfig> quick_suite_configs();
 
 // Every case of the built-in quick suite that the host runs (not the gigabyte ones), on each
@@ -81,7 +91,7 @@ fixtures::CaseSpec planted_corpus_spec();
 // A CI job: the arch (and path) it claims to test, and the gcnArchName / sm_XY its device reports.
 struct CiJob {
   std::string claimed_arch;
-  std::optional<dispatch::Path> claimed_path;
+  std::optional<Path> claimed_path;
   std::string device_arch;
 };
 // pmqa check --expect-arch <claimed> [--expect-path <path>] on the job's device.

@@ -15,8 +15,10 @@
 
 namespace pmqa::checks {
 
-// The ranges the property draws cases from (max_model_len 300, work 4e6).
+// The ranges the property draws cases from (max_model_len 300, work 4e6); for a kernel, inside the
+// shapes it takes (kernels::kernel_shapes: the matrix-unit kernels' D 128 and heads 32/64/128).
 fixtures::SpecRanges property_ranges();
+fixtures::SpecRanges property_ranges(KernelId kernel);
 
 struct PropertyCaseOptions {
   JudgeOptions judge;
@@ -26,15 +28,18 @@ struct PropertyCaseOptions {
 // One path on one executor.
 struct PropertyRun {
   kernels::Executor* executor = nullptr;
-  kernels::Path path = kernels::Path::fused;
+  Path path = Path::fused;
+  std::string* kernel_ran = nullptr;  // set to the kernel that ran, when given
 };
 
 // One property case inside a RapidCheck property: draws a case, runs it on each run in turn, fails
 // the property on a difference between the two launches or a failed comparison. Returns the kernel
 // that ran last (for RC_TAG).
-std::string kernel_property_case(const std::vector<PropertyRun>& runs, const PropertyCaseOptions& options = {});
+std::string kernel_property_case(const std::vector<PropertyRun>& runs, const PropertyCaseOptions& options = {},
+                                 const fixtures::SpecRanges& ranges = property_ranges());
 
-// The property's configurations, in its order; seeded schedules so a race shows up between launches.
+// The property's configurations: checks::kernel_configs() with seeded schedules, so a race shows up
+// between launches. Each draws its cases inside its kernel's shapes.
 std::vector<KernelConfig> property_configs();
 
 struct PropertyOptions {

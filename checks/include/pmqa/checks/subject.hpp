@@ -48,7 +48,7 @@ class CaseNotTaken : public std::runtime_error {
 };
 
 // One path of a pmqa executor, judged under the profile of the kernel that ran (tolerance_for).
-Subject kernel_subject(std::shared_ptr<kernels::Executor> executor, kernels::Path path);
+Subject kernel_subject(std::shared_ptr<kernels::Executor> executor, Path path);
 
 // The fp32 reference itself (the oracle's own precision check).
 Subject reference_subject();

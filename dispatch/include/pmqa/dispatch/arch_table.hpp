@@ -11,20 +11,9 @@
 
 #include "pmqa/dispatch/arch.hpp"
 #include "pmqa/model/fp8_format.hpp"
+#include "pmqa/model/matrix_kind.hpp"
 
 namespace pmqa::dispatch {
-
-// Which fp8 matrix instructions a target has (none where it has no fp8 matrix unit).
-enum class MatrixKind : unsigned char {
-  none,
-  mfma,      // AMD CDNA: v_mfma_*_fp8_fp8 / f8f6f4
-  wmma,      // AMD RDNA4 / gfx12.5: v_wmma_*_fp8_fp8
-  mma_sync,  // NVIDIA sm_89+: mma.sync ... e4m3
-  wgmma,     // NVIDIA sm_90: wgmma.mma_async ... e4m3
-  tcgen05,   // NVIDIA sm_100: tcgen05.mma kind::f8f6f4
-};
-
-std::string_view to_string(MatrixKind kind) noexcept;  // "none", "MFMA", "WMMA", "mma.sync", "wgmma", "tcgen05"
 
 struct ArchInfo {
   std::string target;                 // "gfx942", "sm_90"
@@ -32,7 +21,7 @@ struct ArchInfo {
   std::string family;                 // "CDNA3", "Hopper", ...
   std::optional<Fp8Format> fp8;       // nullopt: no fp8 instructions at all
   int wave_size = 64;                 // 32 or 64
-  MatrixKind fp8_matrix = MatrixKind::none;
+  MatrixKind fp8_matrix = MatrixKind::none;  // which fp8 matrix instruction it has (model/matrix_kind.hpp)
   std::string fp8_matrix_example;     // one instruction, for readers ("" when none)
   std::optional<std::string> fused_kernel_library;  // "AITER" / "DeepGEMM": the library ships a fused kernel here
   // pmqa's own kernel serving the fused path here: "fused-mma" (NVIDIA fp8 mma.sync), "fused-mfma"

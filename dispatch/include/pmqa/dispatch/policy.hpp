@@ -23,8 +23,6 @@ namespace pmqa::dispatch {
 // The path a decision takes (fused, two-stage, reference-fallback, unsupported), and the KV layouts
 // and fp8 formats a decision names, with their spellings: the model's, one of each (to_string for
 // files and JSON, message_name for "NORMAL" / "SHUFFLE" in messages and summaries).
-using pmqa::Path;
-using pmqa::parse_path;
 using pmqa::to_string;
 using pmqa::message_name;
 using pmqa::parse_kv_layout;

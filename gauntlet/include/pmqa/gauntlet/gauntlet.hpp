@@ -94,8 +94,15 @@ MutantResult run_mutant(const Mutant& m, const GauntletOptions& options = {});
 // every finding must be a pass, or the checks raise false alarms.
 std::vector<Finding> run_baseline(const GauntletOptions& options = {});
 
+// The fewest cases to first detection among the checks whose first failing case `kernel` ran;
+// nullopt when no check caught the mutant on a case that kernel ran.
+std::optional<std::int64_t> cases_to_catch_on(const MutantResult& r, KernelId kernel);
+
 // The table the README shows: class, mutant, the check that caught it, cases to first detection.
 std::string table_text(const std::vector<MutantResult>& results);
+// The kernel mutants by kernel (pmqa-gauntlet --by-kernel): class, mutant, then for each kernel of
+// the kernel table the fewest cases a check needed to fail one that kernel ran ("-": none did).
+std::string kernel_table_text(const std::vector<MutantResult>& results);
 nlohmann::json to_json(const Finding& f);
 nlohmann::json to_json(const MutantResult& r);
 nlohmann::json to_json(const std::vector<MutantResult>& results, const std::vector<Finding>& baseline,

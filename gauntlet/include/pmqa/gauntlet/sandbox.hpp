@@ -62,8 +62,8 @@ class MutantExecutor final : public kernels::Executor {
   std::string name() const override { return "host-w" + std::to_string(caps_.wave_size) + " [" + mutant_ + "]"; }
   std::string arch() const override { return "host"; }
   int warp_size() const override { return caps_.wave_size; }
-  kernels::DeviceCaps caps() const override { return caps_; }
-  kernels::RunResult run(kernels::Path path, const Case& c, const kernels::RunOptions& o) override {
+  DeviceCaps caps() const override { return caps_; }
+  kernels::RunResult run(Path path, const Case& c, const kernels::RunOptions& o) override {
     Backend be(options_);
     return kernels::lab::run_path<Backend, Hooks>(be, path, c, o);
   }
@@ -71,7 +71,7 @@ class MutantExecutor final : public kernels::Executor {
  private:
   std::string mutant_;
   kernels::HostExecutorOptions options_;
-  kernels::DeviceCaps caps_;
+  DeviceCaps caps_;
 };
 
 // The executor every kernel mutant runs on, with production Hooks: what a mutant changes is then the

@@ -3,7 +3,11 @@
 // data in that arch's own format it is the instruction (__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8);
 // everywhere else -- the host executor, or data in the other format -- a portable emulation gathers
 // the operands with wave shuffles and computes the same products exactly, so the fragment indexing
-// runs, and is checked, in CI.
+// runs, and is checked, in CI. The emulation decodes A (the keys) and B (the queries) through the
+// kernel's Hooks (common/faults.hpp), as the instruction decodes its operands: production's hooks
+// decode exactly as the instruction does, and a planted decode (a kernel feeding bytes to the
+// variant of the other format, a scale constant folded into the keys) reaches the matrix-unit
+// kernel as it reaches the portable ones.
 //
 //   lane l = 16*g + c (g = l/16, c = l%16), 8 bytes per operand:
 //   A 16x32: byte e -> A[c][8g + e]      B 32x16: byte e -> B[8g + e][c]
@@ -32,7 +36,7 @@ struct AmdMfma {
   static PMQA_DEV int c_col(int lane) { return lane % 16; }
 
   // c += A * B with fp8 operands in format kFnuz.
-  template <bool kFnuz>
+  template <class Hooks, bool kFnuz>
   static PMQA_DEV void mfma(float (&c)[4], std::uint64_t a, std::uint64_t b) {
 #if defined(PMQA_MFMA_NATIVE_FNUZ) || defined(PMQA_MFMA_NATIVE_OCP)
 #if defined(PMQA_MFMA_NATIVE_FNUZ)
@@ -48,12 +52,12 @@ struct AmdMfma {
       return;
     }
 #endif
-    emulate<kFnuz>(c, a, b);
+    emulate<Hooks, kFnuz>(c, a, b);
   }
 
   // The same contraction from shuffled operands (products exact in fp32; the k-sum order differs
   // from the hardware's, which is the tolerance model's business).
-  template <bool kFnuz>
+  template <class Hooks, bool kFnuz>
   static PMQA_DEV void emulate(float (&c)[4], std::uint64_t a, std::uint64_t b) {
     const int lane = static_cast<int>(threadIdx.x) % kWarp;
     const int g = lane / 16, col = lane % 16;
@@ -67,8 +71,8 @@ struct AmdMfma {
       float sum = c[i];
       for (int k = 0; k < kK; ++k) {
         const int shift = 8 * (k % 8);
-        sum += fp8_to_float<kFnuz>(static_cast<std::uint8_t>(arow[i][k / 8] >> shift)) *
-               fp8_to_float<kFnuz>(static_cast<std::uint8_t>(bcol[k / 8] >> shift));
+        sum += Hooks::template decode_k<kFnuz>(static_cast<std::uint8_t>(arow[i][k / 8] >> shift)) *
+               Hooks::template decode_q<kFnuz>(static_cast<std::uint8_t>(bcol[k / 8] >> shift));
       }
       c[i] = sum;
     }

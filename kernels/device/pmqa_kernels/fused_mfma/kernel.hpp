@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(kMfmaThreads) fused_mfma_kernel(LogitsParams p
       const std::uint8_t* q_row = qs + (nt * AmdMfma::kN + AmdMfma::b_col(lane)) * kMmaRowBytes;
       PMQA_UNROLL
       for (int ks = 0; ks < kKSteps; ++ks)
-        AmdMfma::mfma<kFnuz>(acc, ka[ks], load_u64(q_row + ks * AmdMfma::kK + AmdMfma::b_row(lane)));
+        AmdMfma::mfma<Hooks, kFnuz>(acc, ka[ks], load_u64(q_row + ks * AmdMfma::kK + AmdMfma::b_row(lane)));
       const float w = w_storage[nt * AmdMfma::kN + AmdMfma::c_col(lane)];
       PMQA_UNROLL
       for (int i = 0; i < 4; ++i) rows[i] += w * Hooks::relu(s[i] * acc[i]);

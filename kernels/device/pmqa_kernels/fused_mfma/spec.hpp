@@ -1,7 +1,7 @@
 // fused-mfma as the host API sees it: AMD's fp8 MFMA in the arch's own format.
 #pragma once
 
-#include "pmqa/kernels/detail/launch_support.hpp"
+#include "pmqa_kernels/common/launch.hpp"
 #include "pmqa_kernels/fused_mfma/kernel.hpp"
 
 namespace pmqa::kernels::detail {
@@ -9,14 +9,15 @@ namespace pmqa::kernels::detail {
 struct FusedMfmaSpec {
   static constexpr KernelId kId = KernelId::fused_mfma;
   static Tolerance tolerance() { return Tolerance::matrix_unit(); }
+  static KernelShapes shapes() { return matrix_shapes(); }
   static std::string unfit(const Case& c, const DeviceCaps& d) {
-    if (!d.mfma(c.fp8))
+    if (!d.runs(MatrixKind::mfma, c.fp8))
       return "the device has no fp8 MFMA for " + std::string(to_string(c.fp8)) + " (gfx942 takes FNUZ, gfx950 OCP)";
-    return matrix_shape_unfit(c);
+    return shape_unfit(shapes(), c);
   }
 
   // A block per kMmaKeysPerCta keys of each sequence, per piece of query rows.
-  template <class Hooks, class Tuning, class Backend>
+  template <class Hooks, class Backend>
   static void launch(Backend& be, const LaunchArgs& a) {
     const dim3 grid(static_cast<unsigned>((a.c.max_model_len + kdev::kMmaKeysPerCta - 1) / kdev::kMmaKeysPerCta),
                     static_cast<unsigned>(a.c.batch));

@@ -2,7 +2,7 @@
 // mma.sync one (sm_89 and later, either format) where wgmma does not fit.
 #pragma once
 
-#include "pmqa/kernels/detail/launch_support.hpp"
+#include "pmqa_kernels/common/launch.hpp"
 #include "pmqa_kernels/fused_mma/mma_sync.hpp"
 #include "pmqa_kernels/fused_mma/wgmma.hpp"
 
@@ -11,10 +11,12 @@ namespace pmqa::kernels::detail {
 struct FusedWgmmaSpec {
   static constexpr KernelId kId = KernelId::fused_wgmma;
   static Tolerance tolerance() { return Tolerance::matrix_unit(); }
+  static constexpr bool kTakesTuning = true;  // Tuning::Wgmma (fused_mma/tuning.hpp)
+  static KernelShapes shapes() { return matrix_shapes(); }
   static std::string unfit(const Case& c, const DeviceCaps& d) {
-    if (!d.wgmma) return "the device has no wgmma (sm_90 running sm_90a code)";
+    if (!d.has(MatrixKind::wgmma)) return "the device has no wgmma (sm_90 running sm_90a code)";
     if (c.fp8 != Fp8Format::e4m3fn) return "wgmma takes OCP e4m3 only and the case is FNUZ";
-    return matrix_shape_unfit(c);
+    return shape_unfit(shapes(), c);
   }
   // One tensor-map copy per chunk where the cache allows it (the plain layout, whole 64-key boxes
   // inside a block, 16-byte strides) and the backend encodes the map; cp.async by every thread
@@ -23,7 +25,7 @@ struct FusedWgmmaSpec {
     return c.layout == KvLayout::normal && c.block_size % kdev::kChunkKeys == 0 && c.block_stride % 16 == 0;
   }
 
-  template <class Hooks, class Tuning, class Backend>
+  template <class Hooks, class Backend, class Tuning>
   static void launch(Backend& be, const LaunchArgs& a) {
     using Config = typename Tuning::Wgmma;
     for_each_row_piece(a.c, a.p, [&](const kdev::LogitsParams& q, int rows) {
@@ -46,13 +48,16 @@ struct FusedWgmmaSpec {
 struct FusedMmaSyncSpec {
   static constexpr KernelId kId = KernelId::fused_mma_sync;
   static Tolerance tolerance() { return Tolerance::matrix_unit(); }
+  static constexpr bool kTakesTuning = true;  // Tuning::MmaSync (fused_mma/tuning.hpp)
+  static KernelShapes shapes() { return matrix_shapes(); }
+  // The fp8 is decoded exactly to f16 before the mma, so either format runs wherever mma.sync does.
   static std::string unfit(const Case& c, const DeviceCaps& d) {
-    if (!d.fp8_mma_sync) return "the device has no fp8 mma.sync (NVIDIA sm_89 and later)";
-    return matrix_shape_unfit(c);
+    if (!d.has(MatrixKind::mma_sync)) return "the device has no fp8 mma.sync (NVIDIA sm_89 and later)";
+    return shape_unfit(shapes(), c);
   }
 
   // A persistent grid of warps splitting the live chunks.
-  template <class Hooks, class Tuning, class Backend>
+  template <class Hooks, class Backend, class Tuning>
   static void launch(Backend& be, const LaunchArgs& a) {
     using Config = typename Tuning::MmaSync;
     const dim3 grid(static_cast<unsigned>(share_units(be.persistent_blocks(kdev::kMmaCtasPerSm), kdev::kMmaWarps)));

@@ -1,6 +1,6 @@
 // The fused-mma kernels' tunables, and the seam a measurement probe plugs into. The defaults are
-// what ships; bench/probes/ defines the probes (ablations, the timeline) and tests define other
-// tunables. Faithful (common/faults.hpp) holds faults only: what a mutant may change.
+// what ships; bench/probes/ defines the probes (the timeline) and tests define other tunables.
+// Faithful (common/faults.hpp) holds faults only: what a mutant may change.
 #pragma once
 
 #include <cstdint>
@@ -9,12 +9,9 @@
 
 PMQA_KDEV_BEGIN
 
-// A probe watches a kernel, or leaves one of its stages out to time what the stage costs (the
-// output is then wrong by design). Production's probe does neither.
+// A probe watches a kernel: it changes no result, so the shipped kernel holds no branch that
+// would (production's probe watches nothing).
 struct NoProbe {
-  static constexpr bool kSkipKeyLoads = false;  // no key copies: compute on whatever the stage holds
-  static constexpr bool kSkipMma = false;       // no tensor-core instructions
-  static constexpr bool kSkipEpilogue = false;  // no scale/relu/weight fold and no row reduction
   // The wgmma kernel passes each of its WgMark points (fused_mma/wgmma.hpp) through here.
   static PMQA_DEV void mark(int /*point*/) {}
 };

@@ -192,7 +192,7 @@ PMQA_DEV void flush_wg_rows(const SequenceRows<kRows>& seq, int k, std::int32_t 
 // The epilogue of one chunk: acc[half] holds keys x query columns [64 half, 64 half + 64).
 // kPositive: the warp's key scales are all > 0, so relu(s * x) = s * relu(x) and the scale
 // is applied once per row at the end.
-template <class Hooks, class Probe, int kRows, bool kPositive>
+template <class Hooks, int kRows, bool kPositive>
 PMQA_DEV void fold_chunk(const LogitsParams& p, const ChunkCursor& k, float (&acc)[kRows == 128 ? 2 : 1][WgmmaFp8::kAcc],
                          const SequenceRows<kRows>& seq, float s_lo, float s_hi) {
   // Tiles (8 columns) per output row: H/8 = 4, 8 or 16.
@@ -204,14 +204,10 @@ PMQA_DEV void fold_chunk(const LogitsParams& p, const ChunkCursor& k, float (&ac
   PMQA_UNROLL
   for (int tile = 0; tile < kRows / 8; ++tile) {
     const float* a = &acc[tile >> 3][4 * (tile & 7)];  // keys (g | g+8) x columns (2t, 2t+1)
-    if constexpr (Probe::kSkipEpilogue) {
-      part[0] += a[0] + a[1] + a[2] + a[3];  // keep the wgmma live
-    } else {
-      part[0] = fmaf(seq.w[tile][0], Hooks::relu(in_lo * a[0]), part[0]);
-      part[0] = fmaf(seq.w[tile][1], Hooks::relu(in_lo * a[1]), part[0]);
-      part[1] = fmaf(seq.w[tile][0], Hooks::relu(in_hi * a[2]), part[1]);
-      part[1] = fmaf(seq.w[tile][1], Hooks::relu(in_hi * a[3]), part[1]);
-    }
+    part[0] = fmaf(seq.w[tile][0], Hooks::relu(in_lo * a[0]), part[0]);
+    part[0] = fmaf(seq.w[tile][1], Hooks::relu(in_lo * a[1]), part[0]);
+    part[1] = fmaf(seq.w[tile][0], Hooks::relu(in_hi * a[2]), part[1]);
+    part[1] = fmaf(seq.w[tile][1], Hooks::relu(in_hi * a[3]), part[1]);
     if (((tile + 1) & row_mask) == 0)  // output row tile >> row_shift done
       flush_wg_rows<Hooks, kRows>(seq, tile >> row_shift, k.c * kChunkKeys, part, scale);
   }
@@ -224,10 +220,8 @@ template <class Hooks, class Config, int kRows, bool kTma>
 PMQA_DEV void issue_stage(const LogitsParams& p, const KeyMap& key_map, std::uint64_t policy, const ChunkCursor& k,
                           std::int32_t page, WgShared<kRows>& sh, int s, int tid) {
   if constexpr (!kTma) {
-    if constexpr (!Config::Probe::kSkipKeyLoads) copy_chunk<Hooks, kWgThreads, Swizzle128>(p, k, page, sh.keys[s], sh.scales[s], tid);
+    copy_chunk<Hooks, kWgThreads, Swizzle128>(p, k, page, sh.keys[s], sh.scales[s], tid);
     mbar_arrive_on_copies(sh.full[s]);
-  } else if constexpr (Config::Probe::kSkipKeyLoads) {
-    mbar_arrive(sh.full[s]);
   } else {
     const std::int64_t t0 = key_slot(p, k.c * kChunkKeys).token;
     // The chunk's first row in the block's value region, through the same indexing hook as every
@@ -383,32 +377,25 @@ __global__ void __launch_bounds__(kWgThreads, kWgCtasPerSm<kRows>)
       Hooks::barrier();
       q_b = compute.b;
     }
-    if constexpr (Probe::kSkipMma) {
+    WgmmaFp8::fence();
+    PMQA_UNROLL
+    for (int ks = 0; ks < kChunkRowBytes / WgmmaFp8::kK; ++ks) {
       PMQA_UNROLL
       for (int h = 0; h < kHalves; ++h)
-        for (int e = 0; e < WgmmaFp8::kAcc; ++e) acc[h][e] = sh.scales[s][e];  // keep the stage live
-      if constexpr (kRefillAfterMma) issue_next(i + kAhead);
-    } else {
-      WgmmaFp8::fence();
-      PMQA_UNROLL
-      for (int ks = 0; ks < kChunkRowBytes / WgmmaFp8::kK; ++ks) {
-        PMQA_UNROLL
-        for (int h = 0; h < kHalves; ++h)
-          WgmmaFp8::mma(acc[h], WgmmaFp8::advance(keys0, s * kChunkKeys * kChunkRowBytes),
-                        WgmmaFp8::advance(q0, h * 64 * kChunkRowBytes), ks, ks > 0);
-      }
-      WgmmaFp8::commit();
-      if constexpr (kRefillAfterMma) issue_next(i + kAhead);
-      WgmmaFp8::wait_all();
-      PMQA_UNROLL
-      for (int h = 0; h < kHalves; ++h) WgmmaFp8::settle(acc[h]);
+        WgmmaFp8::mma(acc[h], WgmmaFp8::advance(keys0, s * kChunkKeys * kChunkRowBytes),
+                      WgmmaFp8::advance(q0, h * 64 * kChunkRowBytes), ks, ks > 0);
     }
+    WgmmaFp8::commit();
+    if constexpr (kRefillAfterMma) issue_next(i + kAhead);
+    WgmmaFp8::wait_all();
+    PMQA_UNROLL
+    for (int h = 0; h < kHalves; ++h) WgmmaFp8::settle(acc[h]);
     const int g = (tid % 32) >> 2;
     const float s_lo = sh.scales[s][16 * warp + g], s_hi = sh.scales[s][16 * warp + g + 8];
     // The fast epilogue when all 16 of the warp's keys have scales > 0 (a warp-uniform choice:
     // the row sums shuffle within the warp).
-    if (warp32_all(s_lo > 0.0f && s_hi > 0.0f)) fold_chunk<Hooks, Probe, kRows, true>(p, compute, acc, seq, s_lo, s_hi);
-    else fold_chunk<Hooks, Probe, kRows, false>(p, compute, acc, seq, s_lo, s_hi);
+    if (warp32_all(s_lo > 0.0f && s_hi > 0.0f)) fold_chunk<Hooks, kRows, true>(p, compute, acc, seq, s_lo, s_hi);
+    else fold_chunk<Hooks, kRows, false>(p, compute, acc, seq, s_lo, s_hi);
     if (i < WgMark::kChunks) Probe::mark(WgMark::folded(i));
     next_chunk<Hooks>(p, compute);
   }

@@ -2,7 +2,7 @@
 // (three launches).
 #pragma once
 
-#include "pmqa/kernels/detail/launch_support.hpp"
+#include "pmqa_kernels/common/launch.hpp"
 #include "pmqa_kernels/two_stage/kernel.hpp"
 
 namespace pmqa::kernels::detail {
@@ -11,9 +11,10 @@ struct TwoStageSpec {
   static constexpr KernelId kId = KernelId::two_stage;
   static constexpr bool kPerHeadBuffer = true;  // stage 1 writes [H, B*N, max_model_len]
   static Tolerance tolerance() { return Tolerance::fp32(); }
+  static KernelShapes shapes() { return {}; }
   static std::string unfit(const Case&, const DeviceCaps&) { return ""; }
 
-  template <class Hooks, class Tuning, class Backend>
+  template <class Hooks, class Backend>
   static void launch(Backend& be, const LaunchArgs& a) {
     const Case& c = a.c;
     const std::int64_t cells = c.heads * c.rows() * c.max_model_len;

@@ -21,11 +21,6 @@
 
 namespace pmqa::kernels {
 
-// The model's Path: the kernels run fused and two-stage (is_kernel_path) and refuse the others.
-using pmqa::Path;
-using pmqa::parse_path;
-using pmqa::to_string;
-
 // A case the kernels do not take (e.g. head_dim 96), or a failed launch / HIP call: the message
 // names the field or the call that failed.
 class KernelError : public std::runtime_error {
@@ -104,5 +99,9 @@ std::unique_ptr<Executor> make_gpu_executor(int device = 0);  // throws KernelEr
 
 // The head dims the kernels are instantiated for.
 inline constexpr int kSupportedHeadDims[] = {32, 64, 128};
+
+// The shapes a kernel takes beyond those every kernel does (the matrix-unit kernels: D 128, heads
+// 32, 64 or 128, block strides a multiple of 4): the checks draw its cases inside them.
+KernelShapes kernel_shapes(KernelId kernel);
 
 }  // namespace pmqa::kernels

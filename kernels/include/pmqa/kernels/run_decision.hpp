@@ -19,11 +19,20 @@ struct DecisionOptions {
   bool stand_in = false;
 };
 
+// The decision cannot be carried out on this case here: it is no kernel path (unsupported, the
+// reference fallback), it reads another fp8 format or KV layout than the case, or no kernel of the
+// decided family takes the case on this device. A caller running a suite skips such a case with
+// what() as the reason; any other KernelError is a failure of the run.
+class DecisionNotRunnable : public KernelError {
+ public:
+  using KernelError::KernelError;
+};
+
 // Runs the decided path on the case with the kernel family the decision names (its first kernel
 // that fits the executor's device and the case), and notes "<executor> ran <kernel>" on the
-// decision's trace entry. Throws KernelError when the decision is not a kernel path (unsupported,
-// the reference fallback), when the case is not in the decision's fp8 format and KV layout, or
-// when no kernel of the decided family fits (unless stand_in).
+// decision's trace entry. Throws DecisionNotRunnable when the decision is not a kernel path
+// (unsupported, the reference fallback), when the case is not in the decision's fp8 format and KV
+// layout, or when no kernel of the decided family fits (unless stand_in).
 RunResult run_decision(Executor& executor, const dispatch::Decision& decision, const Case& c, const DecisionOptions& options = {});
 
 }  // namespace pmqa::kernels

@@ -20,10 +20,11 @@ inline DeviceCaps emulated_caps(const HostExecutorOptions& o) {
   const DeviceCaps d = o.emulate ? *o.emulate : host_caps(o.warp_size);
   if (d.wave_size != 32 && d.wave_size != 64)
     throw KernelError("host executor: warp_size " + std::to_string(d.wave_size) + " (expected 32 or 64)");
-  if ((d.fp8_mma_sync || d.wgmma) && d.wave_size != 32)
-    throw KernelError("host executor: the mma.sync and wgmma emulations run at wave 32 (asked: " + d.describe() + ")");
-  if ((d.mfma_fnuz || d.mfma_ocp) && d.wave_size != 64)
-    throw KernelError("host executor: the MFMA emulation runs at wave 64 (asked: " + d.describe() + ")");
+  // Each matrix instruction's emulation is written for the wave size the instruction runs at.
+  for (const MatrixKind k : d.matrix)
+    if (wave_size_of(k) != d.wave_size)
+      throw KernelError("host executor: the " + std::string(to_string(k)) + " emulation runs at wave " +
+                        std::to_string(wave_size_of(k)) + " (asked: " + d.describe() + ")");
   return d;
 }
 

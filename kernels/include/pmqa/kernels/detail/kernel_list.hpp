@@ -1,11 +1,13 @@
 // pmqa's kernels in one ordered list per path. A run takes the first that fits the case and the
 // device, or the one asked for (KernelError with its reason when that does not fit). Each kernel
-// describes itself beside its code (kernels/device/pmqa_kernels/<kernel>/spec.hpp): its id, its
-// tolerance profile, why a case or a device does not fit it, and how it launches. A new kernel is
-// a folder and an entry here.
+// describes itself beside its code (kernels/device/pmqa_kernels/<kernel>/spec.hpp): its id (its row
+// of model/kernel_id.hpp's table), its tolerance profile, the shapes it takes, why a case or a
+// device does not fit it, and how it launches. A new kernel is a row of the table, a folder and an
+// entry here.
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "pmqa_kernels/fused_mma/spec.hpp"
 #include "pmqa_kernels/fused_scalar/spec.hpp"
 #include "pmqa_kernels/two_stage/spec.hpp"
+#include "pmqa/kernels/executor.hpp"
 
 namespace pmqa::kernels::detail {
 
@@ -35,6 +38,9 @@ template <class Spec>
 constexpr bool kUsesKeyMap = requires { Spec::key_map_fits; };
 template <class Spec>
 constexpr bool kUsesPerHeadBuffer = requires { Spec::kPerHeadBuffer; };
+// Only the kernels with tunables take a Tuning (fused_mma/tuning.hpp).
+template <class Spec>
+constexpr bool kTakesTuning = requires { Spec::kTakesTuning; };
 
 // The kernel a run launches, instantiated for its fault hooks and tunables.
 template <class Backend>
@@ -73,7 +79,8 @@ ChosenKernel<Backend> choose_kernel(Path path, const Case& c, const DeviceCaps& 
     ChosenKernel<Backend> k;
     k.id = Spec::kId;
     k.reason = asked ? "asked for" : passed.empty() ? "the first of the path's kernels, and it fits" : "the first that fits (" + passed + ")";
-    k.launch = &Spec::template launch<Hooks, Tuning, Backend>;
+    if constexpr (kTakesTuning<Spec>) k.launch = &Spec::template launch<Hooks, Backend, Tuning>;
+    else k.launch = &Spec::template launch<Hooks, Backend>;
     if constexpr (kUsesKeyMap<Spec>) k.key_map_fits = &Spec::key_map_fits;
     k.per_head_buffer = kUsesPerHeadBuffer<Spec>;
     pick = std::move(k);
@@ -82,13 +89,30 @@ ChosenKernel<Backend> choose_kernel(Path path, const Case& c, const DeviceCaps& 
   return *pick;
 }
 
+// Calls f.template operator()<Spec>() for the spec of `id`.
+template <class F>
+void with_spec(KernelId id, F&& f) {
+  bool found = false;
+  for_each_kernel(path_of(id), [&]<class Spec>() {
+    if (Spec::kId != id) return;
+    found = true;
+    f.template operator()<Spec>();
+  });
+  if (!found) throw std::logic_error("kernel " + std::string(to_string(id)) + " is in the kernel table but not in the kernel list");
+}
+
 // A kernel's tolerance profile (spec §5: accumulator precision is a property of the kernel).
 inline Tolerance kernel_tolerance(KernelId id) {
   Tolerance t = Tolerance::fp32();
-  for_each_kernel(path_of(id), [&]<class Spec>() {
-    if (Spec::kId == id) t = Spec::tolerance();
-  });
+  with_spec(id, [&]<class Spec>() { t = Spec::tolerance(); });
   return t;
+}
+
+// The shapes a kernel takes beyond those of every kernel.
+inline KernelShapes kernel_shapes(KernelId id) {
+  KernelShapes s;
+  with_spec(id, [&]<class Spec>() { s = Spec::shapes(); });
+  return s;
 }
 
 }  // namespace pmqa::kernels::detail

@@ -1,8 +1,8 @@
 // How a path runs, written once for every executor: a Backend (host fibers or HIP) supplies
 // memory, copies, launches and the device's capabilities; the kernel list (kernel_list.hpp) picks
 // the kernel; Hooks pick the kernels' indexing (Faithful in production, a mutant in detection
-// tests); Tuning the fused-mma kernels' tunables and probe (fused_mma/tuning.hpp: Shipped in
-// production, a probe in bench/probes/). Included by the host executor (g++) and the GPU executor
+// tests); Tuning the tunables and probe of the kernels that have them (fused-mma's,
+// fused_mma/tuning.hpp: Shipped in production, a probe in bench/probes/). Included by the host executor (g++) and the GPU executor
 // (nvcc / hipcc).
 #pragma once
 
@@ -137,7 +137,7 @@ template <class Backend, class Hooks = kdev::Faithful, class Tuning = kdev::Ship
 RunResult run_path(Backend& be, Path path, const Case& c, const RunOptions& o) {
   if (!is_kernel_path(path)) throw KernelError("the kernels run the fused and two-stage paths, not " + std::string(to_string(path)));
   validate(c);
-  check_supported(c);
+  if (const std::string why = unsupported_shape(c); !why.empty()) throw KernelError(why);
   PreparedRun<Backend, Hooks, Tuning> prepared(be, path, c, o);
   RunResult result;
   result.launches = std::max(1, o.launches);

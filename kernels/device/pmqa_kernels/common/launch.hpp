@@ -1,14 +1,19 @@
 // What the kernels' specs (kernels/device/pmqa_kernels/<kernel>/spec.hpp) share: the arguments a
-// launch gets, the shapes the host API takes, and grid arithmetic.
+// launch gets, the shapes the kernels are instantiated for, and grid arithmetic. It speaks the model
+// (the case, the device's capabilities, the tolerance profiles), never the host API: the executors
+// include the specs, not the other way round.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 
-#include "pmqa/kernels/device_caps.hpp"
-#include "pmqa/kernels/executor.hpp"
+#include "pmqa/model/case.hpp"
+#include "pmqa/model/device_caps.hpp"
+#include "pmqa/model/kernel_id.hpp"
+#include "pmqa/model/tolerance.hpp"
 #include "pmqa_kernels/arch/nv_tma.hpp"
 #include "pmqa_kernels/common/params.hpp"
 #include "pmqa_kernels/common/scalar_heads.hpp"
@@ -23,19 +28,25 @@ struct LaunchArgs {
   const kdev::KeyMap& key_map;
 };
 
-// The shapes every kernel takes (the host API refuses the rest before choosing one).
-inline void check_supported(const Case& c) {
-  if (std::find(std::begin(kSupportedHeadDims), std::end(kSupportedHeadDims), c.head_dim) == std::end(kSupportedHeadDims))
-    throw KernelError("head_dim = " + std::to_string(c.head_dim) + " is not supported by the kernels (32, 64 or 128)");
-  if (c.batch > 65535) throw KernelError("batch = " + std::to_string(c.batch) + " exceeds the grid's y limit 65535");
+// The head dims every kernel is instantiated for (with_instance).
+inline constexpr int kInstantiatedHeadDims[] = {32, 64, 128};
+
+// Why a case is outside the shapes every kernel takes, or "" when it is inside (the host API
+// refuses such a case before choosing a kernel).
+inline std::string unsupported_shape(const Case& c) {
+  if (std::find(std::begin(kInstantiatedHeadDims), std::end(kInstantiatedHeadDims), c.head_dim) == std::end(kInstantiatedHeadDims))
+    return "head_dim = " + std::to_string(c.head_dim) + " is not supported by the kernels (32, 64 or 128)";
+  if (c.batch > 65535) return "batch = " + std::to_string(c.batch) + " exceeds the grid's y limit 65535";
   // 2^36 output cells (256 GiB of fp32) is past any GPU's memory; below it the kernels number a
   // launch's chunks and -inf pieces in 32 bits (schedule/chunk_work.hpp).
   if (c.max_model_len > 0 && c.rows() > ((std::int64_t{1} << 36) - 1) / c.max_model_len)  // rows * cells >= 2^36
-    throw KernelError("B*N x max_model_len = " + std::to_string(c.rows()) + " x " + std::to_string(c.max_model_len) +
-                      " output cells exceed the kernels' limit of 2^36");
+    return "B*N x max_model_len = " + std::to_string(c.rows()) + " x " + std::to_string(c.max_model_len) +
+           " output cells exceed the kernels' limit of 2^36";
+  return "";
 }
 
-// Calls f.template operator()<kD, kFnuz>() for the case's head_dim and fp8 format.
+// Calls f.template operator()<kD, kFnuz>() for the case's head_dim and fp8 format (one of
+// kInstantiatedHeadDims: the host API has refused the others).
 template <class F>
 void with_instance(const Case& c, F&& f) {
   const bool fnuz = c.fp8 == Fp8Format::e4m3fnuz;
@@ -43,17 +54,27 @@ void with_instance(const Case& c, F&& f) {
     case 32: fnuz ? f.template operator()<32, true>() : f.template operator()<32, false>(); break;
     case 64: fnuz ? f.template operator()<64, true>() : f.template operator()<64, false>(); break;
     case 128: fnuz ? f.template operator()<128, true>() : f.template operator()<128, false>(); break;
-    default: check_supported(c);
+    default: throw std::logic_error("with_instance: " + unsupported_shape(c));
   }
 }
 
-// Why a case cannot take the matrix-unit kernels' shapes (fused-mma, fused-mfma: D 128 in 64-key
-// chunks, 32 to 128 query rows of whole heads a launch), or "" when it can.
-inline std::string matrix_shape_unfit(const Case& c) {
-  if (c.head_dim != 128) return "it takes head_dim 128 (got " + std::to_string(c.head_dim) + ")";
-  if (c.heads != 32 && c.heads != 64 && c.heads != 128) return "it takes heads 32, 64 or 128 (got " + std::to_string(c.heads) + ")";
-  if (c.block_stride % 4 != 0)
-    return "it copies 4- or 16-byte segments: block_stride must be a multiple of 4 (got " + std::to_string(c.block_stride) + ")";
+// The matrix-unit kernels' shapes (fused-mma, fused-mfma): D 128 in 64-key chunks, 32 to 128
+// query rows of whole heads a launch, keys copied in 4- or 16-byte segments.
+inline KernelShapes matrix_shapes() { return {.head_dims = {128}, .heads = {32, 64, 128}, .block_stride_multiple = 4}; }
+
+// Why a case is outside a kernel's shapes, or "" when it is inside.
+inline std::string shape_unfit(const KernelShapes& s, const Case& c) {
+  auto list = [](const std::vector<std::int64_t>& v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i == 0 ? "" : i + 1 == v.size() ? " or " : ", ") + std::to_string(v[i]);
+    return out;
+  };
+  auto takes = [](const std::vector<std::int64_t>& v, std::int64_t x) { return v.empty() || std::find(v.begin(), v.end(), x) != v.end(); };
+  if (!takes(s.head_dims, c.head_dim)) return "it takes head_dim " + list(s.head_dims) + " (got " + std::to_string(c.head_dim) + ")";
+  if (!takes(s.heads, c.heads)) return "it takes heads " + list(s.heads) + " (got " + std::to_string(c.heads) + ")";
+  if (c.block_stride % s.block_stride_multiple != 0)
+    return "it copies " + std::to_string(s.block_stride_multiple) + "-byte or wider segments: block_stride must be a multiple of " +
+           std::to_string(s.block_stride_multiple) + " (got " + std::to_string(c.block_stride) + ")";
   return "";
 }
 
