@@ -39,7 +39,7 @@ def with_limit(*limits):
 class Files(unittest.TestCase):
     def test_the_data_folder_is_found_and_every_limit_has_a_reason(self):
         folder = env.envelope_dir()
-        self.assertEqual(folder, Path(__file__).resolve().parents[2] / "fixtures" / "data" / "envelopes")
+        self.assertEqual(folder, Path(__file__).resolve().parents[2] / "cases" / "data" / "envelopes")
         names = sorted(p.stem for p in folder.glob("*.json"))
         self.assertEqual(names, ["aiter-fused", "aiter-stage1", "deepgemm", "eager", "vllm-rocm"])
         for name in names:

@@ -12,8 +12,8 @@ from pathlib import Path
 IN_TREE = {
     "arch_matrix.json": "fixtures/arch_matrix.json",
     "arch_table.json": "dispatch/data/arch_table.json",
-    "envelopes": "fixtures/data/envelopes",
-    "kernel_names.json": "fixtures/data/kernel_names.json",
+    "envelopes": "cases/data/envelopes",
+    "kernel_names.json": "cases/data/kernel_names.json",
 }
 
 PACKAGE_DATA = Path(__file__).resolve().parent / "data"
