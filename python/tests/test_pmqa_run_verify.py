@@ -456,7 +456,7 @@ class FittedSuites(_Base):
     def test_fitted_standard_suites_run_whole(self):
         sys.path.insert(0, str(SRC_DIR))
         import pmqa.cases
-        from pmqa.run.envelope import make_envelope, read_envelope_file, traits_of
+        from pmqa.cases.envelope import make_envelope, read_envelope_file, traits_of
         StandardSuite.setUpClass()
         standard = {p.stem: pmqa.cases.read_case_file(p) for p in _state["standard"].glob("*.safetensors")}
         envelopes = PYTHON_DIR.parent / "cases" / "data" / "envelopes"

@@ -1,9 +1,9 @@
 """Envelopes: what the library behind a calling convention supports (reviewed data, one reason per limit).
 
-The data is pmqa's, shared with the C++ library (fixtures/include/pmqa/fixtures/envelope.hpp says
+The data is pmqa's, shared with the C++ library (cases/include/pmqa/cases/envelope.hpp says
 the format; `pmqa gen --fit` draws cases inside it): one file per convention,
 ``<convention>.json``, and overlays (``--envelope FILE``) that add, replace or drop limits for a new
-drop; `envelope_dir` finds them (pmqa._data, the one lookup of pmqa's data). The checks here and the C++
+drop; `envelope_dir` finds them (pmqa.cases.data, the one lookup of pmqa's data). The checks here and the C++
 ones compute the same fields the same way; a test compares them on every case of a suite.
 
 A case outside the envelope is refused before the op is called: "unsupported", with the limit's id
@@ -19,9 +19,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from pmqa.cases.strict_json import duplicate_key_hook
-
-from .._data import DataError, data_path
+from .data import DataError, data_path
+from .strict_json import duplicate_key_hook
 
 SCHEMA = "pmqa-envelope/1"
 OVERLAY_SCHEMA = "pmqa-envelope-overlay/1"
@@ -43,7 +42,7 @@ class EnvelopeError(Exception):
 
 
 def envelope_dir() -> Path:
-    """The envelope files (fixtures/data/envelopes): the package's own data/envelopes (an installed
+    """The envelope files (cases/data/envelopes): the package's own data/envelopes (an installed
     package) first, then the source tree this package sits in."""
     try:
         return data_path("envelopes")

@@ -3,10 +3,13 @@
 The files are reviewed in the source tree (the C++ libraries compile the same files in); a wheel
 carries copies in pmqa/data/. `data_path` looks in the package first, then in the source tree the
 package sits in (python/src/pmqa -> the repository root), so a checkout works without installing.
+`read_json` reads one of them (or a file a user names) as JSON, a DataError naming the file on any problem.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any, Union
 
 # name in pmqa/data -> its path in the source tree
 IN_TREE = {
@@ -16,8 +19,8 @@ IN_TREE = {
     "kernel_names.json": "cases/data/kernel_names.json",
 }
 
-PACKAGE_DATA = Path(__file__).resolve().parent / "data"
-SOURCE_ROOT = Path(__file__).resolve().parents[3]
+PACKAGE_DATA = Path(__file__).resolve().parents[1] / "data"  # pmqa/data, beside this pmqa/cases
+SOURCE_ROOT = Path(__file__).resolve().parents[4]  # python/src/pmqa/cases/data.py -> the repository root
 
 
 class DataError(Exception):
@@ -35,3 +38,11 @@ def data_path(name: str) -> Path:
     if in_tree.exists():
         return in_tree
     raise DataError(f"{name} is neither in {PACKAGE_DATA} (an installed package) nor at {in_tree} (the source tree)")
+
+
+def read_json(path: Union[str, Path]) -> Any:
+    """A data file's JSON; an unreadable file or invalid JSON is a DataError naming the file."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DataError(f"{path}: {exc}") from exc
