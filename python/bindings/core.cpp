@@ -314,7 +314,7 @@ std::vector<std::string> refusals(const std::vector<Handle>& cases, const std::s
   const cases::Envelope e = envelope_of(convention, platform, overlays);
   std::vector<std::string> out;
   for (const auto& h : cases) {
-    const cases::CaseTraits t = h->spec() ? cases::traits_of(h->spec()->spec) : cases::traits_of(h->file()->c);
+    const cases::CaseTraits t = h->spec() ? fixtures::traits_of(h->spec()->spec) : cases::traits_of(h->file()->c);
     const std::string why = e.refusal(t);
     out.push_back(why.empty() ? why : "outside " + e.convention + " on " + e.platform + ": " + why);
   }
