@@ -191,9 +191,12 @@ Command add_gen_command(CLI::App& parent) {
   cmd.app->add_flag("--with-reference", args->with_reference,
                     "also store the fp32 reference's logits (a file pmqa verify passes)");
   cmd.app->add_flag("--include-large", args->include_large, "also write the large (gigabyte) cases");
+  std::string conventions;  // from the builtin envelopes, so a new one is listed here by itself
+  for (const auto& c : cases::envelope_conventions()) conventions += (conventions.empty() ? "" : ", ") + c;
   cmd.app->add_option("--fit", args->fit,
-                      "draw the suite inside CONVENTION's envelope (aiter-fused, aiter-stage1, deepgemm, eager): its "
-                      "cases that fit as they are, then fitted edge cases and random draws up to the suite's size");
+                      "draw the suite inside CONVENTION's envelope (" + conventions +
+                          "): its cases that fit as they are, then fitted edge cases and random draws up to the "
+                          "suite's size");
   cmd.app->add_option("--platform", args->platform,
                       "cuda | rocm | none (the convention's own limits only); default: the one platform the "
                       "envelope lists");

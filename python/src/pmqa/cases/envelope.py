@@ -363,11 +363,16 @@ def read_envelope_file(path) -> EnvelopeFile:
 _BUILTIN: Dict[str, EnvelopeFile] = {}
 
 
+def envelope_conventions() -> List[str]:
+    """The conventions with a builtin envelope, sorted (the C++ envelope_conventions; help texts list these)."""
+    return sorted(p.stem for p in envelope_dir().glob("*.json"))
+
+
 def builtin_envelope_file(convention: str) -> EnvelopeFile:
     if convention not in _BUILTIN:
         path = envelope_dir() / f"{convention}.json"
         if not path.is_file():
-            known = sorted(p.stem for p in envelope_dir().glob("*.json"))
+            known = envelope_conventions()
             raise EnvelopeError(f"no envelope for convention \"{convention}\" (known: {', '.join(known)})")
         f = read_envelope_file(path)
         if f.overlay or f.convention != convention:

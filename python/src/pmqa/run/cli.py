@@ -28,6 +28,7 @@ from pmqa.cases.case_file import file_kind, first_control_character
 from pmqa.cases.data import DataError
 from pmqa.cases.envelope import Envelope, EnvelopeError, make_envelope, read_envelope_file
 from pmqa.cases.logits_file import sha256_file
+from pmqa.cases.names import CONTRACTS, NAN_RULES, TOLERANCES  # noqa: F401 - the model's names, one list each
 from pmqa.cases.shard import assign_shards, parse_shard, shard_work
 
 from .backend import BackendError, make_backend
@@ -44,9 +45,6 @@ from .worker import STARTUP_TIMEOUT_S, DeviceWorkers, InProcess, SetupError, Wor
 EXIT_OK = 0        # every selected case ran and its output file was written
 EXIT_OP_FAILED = 1  # an op raised, returned the wrong thing, wrote outside its rows, or was not repeatable
 EXIT_INVALID = 2   # usage error, unusable op/backend, invalid case file, or a case the convention refused
-
-TOLERANCES = ("fp32", "matrix-unit", "bf16-output", "matrix-unit-bf16")
-NAN_RULES = ("propagate", "relu-clamp")
 
 EPILOG = """\
 conventions (spec §1.4, §2, §4):
@@ -149,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out-row-pad", type=int, default=32, metavar="CELLS",
                    help="caller-owned output buffers get this many guard cells after each row (default 32; "
                         "0 for dense rows)")
-    p.add_argument("--contract", choices=("clean", "valid-only"), default=None,
+    p.add_argument("--contract", choices=CONTRACTS, default=None,
                    help="record this output contract instead of the convention's")
     p.add_argument("--tolerance", choices=TOLERANCES, default=None,
                    help="record this tolerance profile for pmqa verify (default: the convention's: "
