@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "pmqa/fixtures/case_file.hpp"
+#include "pmqa/cases/case_file.hpp"
 #include "pmqa/fixtures/generate.hpp"
 #include "pmqa/fixtures/rng.hpp"
 #include "pmqa/kernels/lab_hip.hpp"
@@ -215,7 +215,7 @@ int time_case_files(HipBackend& be, const pmqa::kernels::GpuInfo& gpu, const std
   bool all_correct = true;
   std::printf("%-26s %-10s %-20s %10s %10s %8s\n", "case", "path", "kernel", "median ms", "min ms", "correct");
   for (std::size_t f = 0; f < files.size(); ++f) {
-    const pmqa::CaseFile cf = pmqa::read_case_file(files[f]);
+    const pmqa::cases::CaseFile cf = pmqa::cases::read_case_file(files[f]);
     const pmqa::Case& c = cf.c;
     const pmqa::Reference ref = pmqa::compute_reference(c, {.precision = pmqa::Precision::fp32});
     json += std::string(f ? ", " : "") + "{\"file\": " + json_string(files[f]) + ", \"case\": " + json_string(c.name) +

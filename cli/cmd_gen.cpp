@@ -11,8 +11,8 @@
 
 #include "command.hpp"
 #include "gen_list.hpp"
-#include "pmqa/fixtures/case_file.hpp"
-#include "pmqa/fixtures/envelope.hpp"
+#include "pmqa/cases/case_file.hpp"
+#include "pmqa/cases/envelope.hpp"
 #include "pmqa/fixtures/fit.hpp"
 #include "pmqa/fixtures/suites.hpp"
 #include "pmqa/reference/reference.hpp"
@@ -38,11 +38,11 @@ struct GenArgs {
   std::string shard;                   // --shard K/N: only shard K of N of the cases it would write
 };
 
-std::optional<fixtures::Envelope> envelope_for(const GenArgs& a) {
+std::optional<cases::Envelope> envelope_for(const GenArgs& a) {
   if (a.fit.empty()) {
     if (!a.envelopes.empty()) {
       // An overlay names its convention: --envelope alone fits into it.
-      const auto first = fixtures::read_envelope_file(a.envelopes.front());
+      const auto first = cases::read_envelope_file(a.envelopes.front());
       GenArgs b = a;
       b.fit = first.convention;
       return envelope_for(b);
@@ -50,14 +50,14 @@ std::optional<fixtures::Envelope> envelope_for(const GenArgs& a) {
     if (!a.platform.empty() || !a.arch.empty()) throw UsageError("gen: --platform and --arch need --fit CONVENTION");
     return std::nullopt;
   }
-  std::vector<fixtures::EnvelopeFile> overlays;
-  for (const auto& path : a.envelopes) overlays.push_back(fixtures::read_envelope_file(path));
-  fixtures::Envelope e = fixtures::make_envelope(a.fit, a.platform, overlays);
+  std::vector<cases::EnvelopeFile> overlays;
+  for (const auto& path : a.envelopes) overlays.push_back(cases::read_envelope_file(path));
+  cases::Envelope e = cases::make_envelope(a.fit, a.platform, overlays);
   e.arch = a.arch;
   return e;
 }
 
-std::vector<fixtures::SuiteCase> pick_cases(const GenArgs& a, const std::optional<fixtures::Envelope>& envelope) {
+std::vector<fixtures::SuiteCase> pick_cases(const GenArgs& a, const std::optional<cases::Envelope>& envelope) {
   auto all = envelope ? fixtures::fit_suite(a.suite, *envelope) : fixtures::suite(a.suite);
   if (a.cases.empty()) return all;
   std::vector<fixtures::SuiteCase> picked;
@@ -72,8 +72,8 @@ std::vector<fixtures::SuiteCase> pick_cases(const GenArgs& a, const std::optiona
   return picked;
 }
 
-CaseFile case_file_for(const fixtures::SuiteCase& sc, bool with_reference) {
-  CaseFile f;
+cases::CaseFile case_file_for(const fixtures::SuiteCase& sc, bool with_reference) {
+  cases::CaseFile f;
   f.c = fixtures::make_case(sc.spec);  // carries suite and seed into the metadata
   f.contract = Contract::clean;
   f.producer = "pmqa gen";
@@ -85,7 +85,7 @@ CaseFile case_file_for(const fixtures::SuiteCase& sc, bool with_reference) {
   return f;
 }
 
-void print_fitted_list(const GenArgs& a, const fixtures::Envelope& e) {
+void print_fitted_list(const GenArgs& a, const cases::Envelope& e) {
   const auto names = a.suite.empty() ? fixtures::suite_names() : std::vector<std::string>{a.suite};
   for (std::size_t i = 0; i < names.size(); ++i) {
     const auto cases = fixtures::fit_suite(names[i], e);
@@ -100,10 +100,10 @@ void print_fitted_list(const GenArgs& a, const fixtures::Envelope& e) {
 }
 
 int run_gen(const GenArgs& a) {
-  std::optional<fixtures::Envelope> envelope;
+  std::optional<cases::Envelope> envelope;
   try {
     envelope = envelope_for(a);
-  } catch (const fixtures::EnvelopeError& e) {
+  } catch (const cases::EnvelopeError& e) {
     throw UsageError(std::string("gen: ") + e.what());
   }
   if (envelope && !envelope->platform_listed)
@@ -160,9 +160,9 @@ int run_gen(const GenArgs& a) {
       ++skipped;
       continue;
     }
-    const CaseFile f = case_file_for(sc, a.with_reference);
+    const cases::CaseFile f = case_file_for(sc, a.with_reference);
     const auto path = dir / (sc.name + ".safetensors");
-    write_case_file(path, f);
+    cases::write_case_file(path, f);
     progress.clear();
     std::printf("wrote %s  %s%s\n", path.string().c_str(), shape_summary(f.c).c_str(),
                 a.with_reference ? "  (with reference logits)" : "");
@@ -191,9 +191,12 @@ Command add_gen_command(CLI::App& parent) {
   cmd.app->add_flag("--with-reference", args->with_reference,
                     "also store the fp32 reference's logits (a file pmqa verify passes)");
   cmd.app->add_flag("--include-large", args->include_large, "also write the large (gigabyte) cases");
+  std::string conventions;  // from the builtin envelopes, so a new one is listed here by itself
+  for (const auto& c : cases::envelope_conventions()) conventions += (conventions.empty() ? "" : ", ") + c;
   cmd.app->add_option("--fit", args->fit,
-                      "draw the suite inside CONVENTION's envelope (aiter-fused, aiter-stage1, deepgemm, eager): its "
-                      "cases that fit as they are, then fitted edge cases and random draws up to the suite's size");
+                      "draw the suite inside CONVENTION's envelope (" + conventions +
+                          "): its cases that fit as they are, then fitted edge cases and random draws up to the "
+                          "suite's size");
   cmd.app->add_option("--platform", args->platform,
                       "cuda | rocm | none (the convention's own limits only); default: the one platform the "
                       "envelope lists");

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "pmqa/fixtures/atomic_file.hpp"
+#include "pmqa/cases/atomic_file.hpp"
 #include "printable.hpp"
 
 namespace pmqa::cli {
@@ -33,9 +33,9 @@ std::string seconds_text(double s) {
 
 void write_or_throw(const std::filesystem::path& path, const std::string& text) {
   try {
-    write_file_atomically(path, text);
+    cases::write_file_atomically(path, text);
   } catch (const std::system_error& e) {
-    throw std::runtime_error("cannot write " + printable(path.string(), false) + ": " + describe_write_error(e.code()));
+    throw std::runtime_error("cannot write " + printable(path.string(), false) + ": " + cases::describe_write_error(e.code()));
   }
 }
 

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "command.hpp"
-#include "pmqa/fixtures/logits_file.hpp"
+#include "pmqa/cases/logits_file.hpp"
 
 namespace pmqa::cli {
 namespace fs = std::filesystem;
@@ -48,14 +48,14 @@ std::string shard_words(const std::optional<Shard>& shard, std::size_t taken, st
 
 ShardItem shard_item_of_file(const fs::path& file, const std::optional<fs::path>& cases) {
   ShardItem item{file.stem().string(), 1};
-  const auto md = read_header_metadata(file);
+  const auto md = cases::read_header_metadata(file);
   if (const auto it = md.find("name"); it != md.end() && !it->second.empty()) item.name = it->second;
   auto heads = whole(md, "heads"), head_dim = whole(md, "head_dim");
   if ((!heads || !head_dim) && cases) {
     // A logits-only result file: the input case file holds the rest of the shape.
     if (const auto input = md.find("input_file");
         input != md.end() && !input->second.empty() && input->second.find('/') == std::string::npos) {
-      const auto in_md = read_header_metadata(*cases / input->second);
+      const auto in_md = cases::read_header_metadata(*cases / input->second);
       heads = whole(in_md, "heads");
       head_dim = whole(in_md, "head_dim");
     }

@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
-#include "pmqa/fixtures/case_file.hpp"
-#include "pmqa/fixtures/error_map_picture.hpp"
-#include "pmqa/fixtures/judge_file.hpp"
-#include "pmqa/fixtures/logits_file.hpp"
+#include "pmqa/cases/case_file.hpp"
+#include "pmqa/cases/error_map_picture.hpp"
+#include "pmqa/cases/logits_file.hpp"
+#include "pmqa/cases/verdict.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "table.hpp"
 #include "verify_map.hpp"
@@ -36,7 +36,7 @@ std::string name_of(const std::string& name, const fs::path& file) {
 
 // One time the runner stored ("kernel_ms", "bench_ms" metadata) as "<ms> ms", or "" when absent. A
 // value that is not a number is shown as it is rather than dropped, so a runner's bug stays visible.
-std::string stored_ms(const CaseFile& f, const char* key) {
+std::string stored_ms(const cases::CaseFile& f, const char* key) {
   const auto it = f.extra.find(key);
   if (it == f.extra.end()) return "";
   const std::string v = it->second.substr(0, 32);
@@ -49,7 +49,7 @@ std::string stored_ms(const CaseFile& f, const char* key) {
 // The op's times as pmqa-run stored them: its kernels' device time (what the speed gate judges)
 // beside its wall time, "0.061 ms kernels, 0.080 ms wall"; the wall time alone from a runner that
 // recorded no kernel time.
-std::string kernel_time(const CaseFile& f) {
+std::string kernel_time(const cases::CaseFile& f) {
   const std::string kernels = stored_ms(f, "kernel_ms"), wall = stored_ms(f, "bench_ms");
   if (kernels.empty()) return wall;
   return kernels + " kernels" + (wall.empty() ? "" : ", " + wall + " wall");
@@ -57,14 +57,14 @@ std::string kernel_time(const CaseFile& f) {
 
 // What pmqa-run recorded about the run beside the logits: the path the kernels it saw mean
 // (--expect-path) and the time over the byte floor (--max-floor-ratio).
-std::string run_facts(const CaseFile& f) {
+std::string run_facts(const cases::CaseFile& f) {
   std::string out;
   if (const auto it = f.extra.find("floor_ratio"); it != f.extra.end()) out += " x" + it->second.substr(0, 16) + " floor";
   if (const auto it = f.extra.find("path"); it != f.extra.end()) out += " path " + it->second.substr(0, 16);
   return out;
 }
 
-std::string verdict_line(const char* verdict, const std::string& time, const CaseFile& f, const Report& rep,
+std::string verdict_line(const char* verdict, const std::string& time, const cases::CaseFile& f, const Report& rep,
                          const fs::path& file) {
   std::string line = verdict;
   if (!time.empty()) line += " " + time;
@@ -87,13 +87,13 @@ std::string verdict_line(const char* verdict, const std::string& time, const Cas
 
 // A case file as it is, or a logits-only result file joined with its input (found in --cases by
 // name, its sha256 checked). Both strict: structure, metadata, then validate().
-CaseFile read_for_verify(const fs::path& file, const std::optional<fs::path>& cases) {
-  if (!is_logits_file(file)) return read_case_file(file);
+cases::CaseFile read_for_verify(const fs::path& file, const std::optional<fs::path>& cases) {
+  if (!cases::is_logits_file(file)) return cases::read_case_file(file);
   if (!cases)
-    throw CaseFileError(file.string(), "file",
+    throw cases::CaseFileError(file.string(), "file",
                         "holds logits only (content logits-only, from pmqa.run --logits-only): give --cases DIR, the "
                         "folder of the case files the run read");
-  return join_logits_file(read_logits_file(file), file, *cases);
+  return cases::join_logits_file(cases::read_logits_file(file), file, *cases);
 }
 
 }  // namespace
@@ -140,14 +140,14 @@ Verdict recorded_skip(const fs::path& file, const std::string& message, const st
 Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    const CaseFile f = read_for_verify(file, options.cases);
-    JudgeOverrides overrides;
+    const cases::CaseFile f = read_for_verify(file, options.cases);
+    cases::JudgeOverrides overrides;
     overrides.contract = options.contract;
     overrides.nan = options.nan;
     overrides.threads = options.reference_threads;
     if (options.tolerance) overrides.tolerance = Tolerance::named(*options.tolerance);  // the command checked the name
-    Report rep = judge_case_file(f, file.string(), overrides, /*with_map=*/true);
-    const CompareOptions judged = file_compare_options(f, file.string(), overrides);
+    Report rep = cases::judge_case_file(f, file.string(), overrides, /*with_map=*/true);
+    const CompareOptions judged = cases::file_compare_options(f, file.string(), overrides);
     const Contract contract = judged.contract;
     const Tolerance& tolerance = judged.tolerance;
     const NanRule nan = judged.nan;
@@ -159,7 +159,7 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
     const bool ok = rep.passed();
     v.status = ok ? kExitPass : kExitMismatch;
     v.line = verdict_line(ok ? "PASS" : "FAIL", kernel_time(f), f, rep, file);
-    if (!ok) v.report = rep.to_text() + error_map_block(*rep.map);  // where the errors sit, at a glance
+    if (!ok) v.report = rep.to_text() + cases::error_map_block(*rep.map);  // where the errors sit, at a glance
     if (options.map) write_error_map(*options.map, rep, file);
     nlohmann::json j = rep.to_json();
     j["file"] = file.string();
@@ -174,7 +174,7 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
                          ", NaN rule " + std::string(to_string(nan)),
                 ok ? rep.to_text() : v.report, std::move(j), file.string()};
     return v;
-  } catch (const CaseFileError& e) {
+  } catch (const cases::CaseFileError& e) {
     return invalid_input(file, e.what());
   } catch (const CaseError& e) {
     return invalid_input(file, file.string() + ": case: " + e.what());

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "pmqa/fixtures/logits_file.hpp"
+#include "pmqa/cases/logits_file.hpp"
 #include "printable.hpp"
 #include "run_record.hpp"
 
@@ -51,7 +51,7 @@ VerifyInput attributed(const fs::path& file, const RunRecordView& run) {
   if (it == run.cases.end() || !it->written)
     return invalid(file, shown(file) + ": stale: the latest run into this folder, " + run.describe() + " (" +
                              shown(run.path) + "), did not write it; it is left from an earlier run or another program");
-  const std::string now = sha256_file(file);
+  const std::string now = cases::sha256_file(file);
   VerifyInput in{file, VerifyInput::Kind::judge, "", "", ""};
   if (now != it->sha256)
     in = invalid(file, shown(file) + ": changed since " + run.describe() + " wrote it (sha256 " + it->sha256 +

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "pmqa/fixtures/error_map_picture.hpp"
+#include "pmqa/cases/error_map_picture.hpp"
 
 namespace pmqa::cli {
 namespace fs = std::filesystem;
@@ -23,7 +23,7 @@ void write_error_map(const fs::path& path, const Report& report, const fs::path&
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << report_svg(report, input.string());
+  f << cases::report_svg(report, input.string());
   if (!f.flush()) throw std::runtime_error("--map: cannot write " + path.string());
 }
 

@@ -42,9 +42,9 @@ def _build_base() -> Path:
 BUILD_BASE = _build_base()
 
 # Package data taken from the source tree: destination folder in the wheel -> files or folders
-# (copied whole) of the repository. pmqa._data.data_path looks there before the source tree.
-DATA = {"pmqa/data": ["fixtures/arch_matrix.json", "dispatch/data/arch_table.json", "fixtures/data/envelopes",
-                      "fixtures/data/kernel_names.json"]}
+# (copied whole) of the repository. pmqa.cases.data.data_path looks there before the source tree.
+DATA = {"pmqa/data": ["fixtures/arch_matrix.json", "dispatch/data/arch_table.json", "cases/data/envelopes",
+                      "cases/data/kernel_names.json"]}
 # The C++ targets the wheel carries: CMake target -> (file in the build tree, destination in the wheel).
 NATIVE = {"pmqa_python_core": None,  # the extension: build_ext places it
           "pmqa": ("cli/pmqa", "pmqa/_bin/pmqa")}

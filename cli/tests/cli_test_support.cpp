@@ -66,8 +66,8 @@ fixtures::SuiteCase quick_case(const std::string& name) {
   throw std::invalid_argument("no quick case " + name);
 }
 
-CaseFile reference_case_file(const std::string& quick_case_name) {
-  CaseFile f;
+cases::CaseFile reference_case_file(const std::string& quick_case_name) {
+  cases::CaseFile f;
   f.c = fixtures::make_case(quick_case(quick_case_name).spec);
   f.logits = dense_logits(compute_reference(f.c, {.precision = Precision::fp32, .with_noise = false}));
   f.contract = Contract::clean;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pmqa/fixtures/case_file.hpp"
+#include "pmqa/cases/case_file.hpp"
 #include "pmqa/fixtures/suites.hpp"
 #include "pmqa/reference/reference.hpp"
 
@@ -43,7 +43,7 @@ void write_bytes(const std::filesystem::path& p, const std::vector<std::uint8_t>
 
 // A quick-suite case as a file holding the fp32 reference's own output (a file verify passes).
 fixtures::SuiteCase quick_case(const std::string& name);
-CaseFile reference_case_file(const std::string& quick_case_name);
+cases::CaseFile reference_case_file(const std::string& quick_case_name);
 
 // Index of a cell (r, j) of a file's dense [rows, max_model_len] logits.
 inline std::size_t cell(const Case& c, std::int64_t r, std::int64_t j) {

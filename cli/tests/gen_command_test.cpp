@@ -27,17 +27,17 @@ TEST(GenCommand, WritesEveryQuickCaseWithItsProvenance) {
     const fs::path file = tmp / (sc.name + ".safetensors");
     ASSERT_TRUE(fs::exists(file)) << sc.name;
     EXPECT_NE(r.output.find("wrote " + file.string()), std::string::npos) << "one line per file:\n" << r.output;
-    const CaseFile f = read_case_file(file);
+    const cases::CaseFile f = cases::read_case_file(file);
     EXPECT_EQ(f.producer, "pmqa gen");
     EXPECT_EQ(f.contract, Contract::clean);
     EXPECT_FALSE(f.logits.has_value()) << "gen without --with-reference stores no logits";
     EXPECT_EQ(f.c.suite, "quick");
     EXPECT_EQ(f.c.seed, sc.spec.seed);
     // The file holds exactly the generator's case.
-    CaseFile expected;
+    cases::CaseFile expected;
     expected.c = fixtures::make_case(sc.spec);
     expected.producer = "pmqa gen";
-    EXPECT_EQ(read_bytes(file), serialize_case_file(expected)) << sc.name;
+    EXPECT_EQ(read_bytes(file), cases::serialize_case_file(expected)) << sc.name;
   }
 }
 
@@ -60,7 +60,7 @@ TEST(GenCommand, WithReferenceIsDeterministicToo) {
   EXPECT_EQ(names_in(a.path()).size(), 3u);
   for (const auto& n : names_in(a.path())) {
     EXPECT_EQ(read_bytes(a / n), read_bytes(b / n)) << n;
-    EXPECT_TRUE(read_case_file(a / n).logits.has_value()) << n;
+    EXPECT_TRUE(cases::read_case_file(a / n).logits.has_value()) << n;
   }
 }
 

@@ -22,10 +22,10 @@ class VerifyPictures : public ::testing::Test {
   void SetUp() override {
     fs::create_directories(cases_ / "a");
     fs::create_directories(cases_ / "b");
-    CaseFile f = reference_case_file("edge-lengths-1d");
-    write_case_file(cases_ / "a" / "x.safetensors", f);
+    cases::CaseFile f = reference_case_file("edge-lengths-1d");
+    cases::write_case_file(cases_ / "a" / "x.safetensors", f);
     (*f.logits)[cell(f.c, 15, 37)] *= 2.0f;  // row 15, logical block 2 (block_size 16)
-    write_case_file(cases_ / "b" / "x.safetensors", f);
+    cases::write_case_file(cases_ / "b" / "x.safetensors", f);
   }
 
   TempDir tmp_;

@@ -147,11 +147,11 @@ TEST(VerifyJobs, TwoAtOnceReportAsOneAtATime) {
   const std::vector<std::string> names{"deepseek-small", "edge-lengths-1d", "nan-codes-e4m3fnuz", "one-head"};
   int i = 0;
   for (const auto& name : names) {
-    CaseFile f = reference_case_file(name);
-    write_case_file(tmp / (std::to_string(i++) + "-pass-" + name + ".safetensors"), f);
+    cases::CaseFile f = reference_case_file(name);
+    cases::write_case_file(tmp / (std::to_string(i++) + "-pass-" + name + ".safetensors"), f);
     for (auto& v : *f.logits)  // every valid cell off: a failure with a long report
       if (std::isfinite(v)) v = v * 1.5f + 1.0f;
-    write_case_file(tmp / (std::to_string(i++) + "-fail-" + name + ".safetensors"), f);
+    cases::write_case_file(tmp / (std::to_string(i++) + "-fail-" + name + ".safetensors"), f);
   }
   auto bytes = read_bytes(tmp / "0-pass-deepseek-small.safetensors");
   bytes.resize(bytes.size() / 3);

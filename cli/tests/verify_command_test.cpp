@@ -9,9 +9,9 @@
 #include <gtest/gtest.h>
 
 #include "cli_test_support.hpp"
-#include "pmqa/reference/compare.hpp"
 #include "pmqa/model/output.hpp"
 #include "pmqa/model/tolerance.hpp"
+#include "pmqa/reference/compare.hpp"
 
 namespace pmqa::clitest {
 namespace {
@@ -39,7 +39,7 @@ Reference oracle_of(const Case& c) { return compute_reference(c, {.precision = P
 TEST(VerifyCommand, PassesTheReferencesOwnOutput) {
   TempDir tmp;
   const auto file = tmp / "good.safetensors";
-  write_case_file(file, reference_case_file(kCase));
+  cases::write_case_file(file, reference_case_file(kCase));
   const auto r = run_pmqa("verify " + q(file));
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("PASS +edge-lengths-1d +B8 N2 H4 D32 bs16 fn normal +err/bound")))
@@ -50,13 +50,13 @@ TEST(VerifyCommand, PassesTheReferencesOwnOutput) {
 
 TEST(VerifyCommand, OneLogitBeyondTheBoundFailsNamingTheCell) {
   TempDir tmp;
-  CaseFile f = reference_case_file(kCase);
+  cases::CaseFile f = reference_case_file(kCase);
   const CellBounds b = bounds_at(f.c, oracle_of(f.c), kRow, kCol);
   ASSERT_TRUE(std::isfinite(b.want) && b.tight > 0);
   // Just past the bound (8x; the float rounding is below one bound), not a gross change.
   (*f.logits)[cell(f.c, kRow, kCol)] = static_cast<float>(b.want + 8 * b.tight);
   const auto file = tmp / "one-off.safetensors";
-  write_case_file(file, f);
+  cases::write_case_file(file, f);
   const auto r = run_pmqa("verify " + q(file));
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("FAIL"), std::string::npos) << r.output;
@@ -76,11 +76,11 @@ TEST(VerifyCommand, OneLogitBeyondTheBoundFailsNamingTheCell) {
 // The reproduce line is pasted into a shell as it is: a path with a space and a quote must survive.
 TEST(VerifyCommand, ReproduceLineQuotesOddPaths) {
   TempDir tmp;
-  CaseFile f = reference_case_file(kCase);
+  cases::CaseFile f = reference_case_file(kCase);
   (*f.logits)[cell(f.c, kRow, kCol)] *= 2.0f;
   fs::create_directories(tmp / "kernel's output dir");
   const auto file = tmp / "kernel's output dir" / "bad case.safetensors";
-  write_case_file(file, f);
+  cases::write_case_file(file, f);
   const auto r = run_pmqa("verify --tolerance matrix-unit " + q(file));
   ASSERT_EQ(r.status, 1) << r.output;
   std::smatch m;
@@ -95,14 +95,14 @@ TEST(VerifyCommand, ReproduceLineQuotesOddPaths) {
 // Garbage past E_r, as DeepGEMM leaves without clean_logits: wrong under clean, fine under valid-only.
 TEST(VerifyCommand, ValidOnlyOverrideIgnoresCellsPastValidKeys) {
   TempDir tmp;
-  CaseFile f = reference_case_file(kCase);
+  cases::CaseFile f = reference_case_file(kCase);
   std::int64_t planted = 0;
   for (std::int64_t r = 0; r < f.c.rows(); ++r)
     for (std::int64_t j = std::max<std::int64_t>(f.c.valid_keys(r), 0); j < f.c.max_model_len; ++j, ++planted)
       (*f.logits)[cell(f.c, r, j)] = 12345.0f + static_cast<float>(j);
   ASSERT_GT(planted, 0);
   const auto file = tmp / "garbage-tail.safetensors";
-  write_case_file(file, f);  // the file's own contract: clean
+  cases::write_case_file(file, f);  // the file's own contract: clean
 
   const auto clean = run_pmqa("verify " + q(file));
   EXPECT_EQ(clean.status, 1) << clean.output;
@@ -112,7 +112,7 @@ TEST(VerifyCommand, ValidOnlyOverrideIgnoresCellsPastValidKeys) {
 
   // The same file declaring valid-only passes as it is, and --contract clean overrides that.
   f.contract = Contract::valid_only;
-  write_case_file(file, f);
+  cases::write_case_file(file, f);
   EXPECT_EQ(run_pmqa("verify " + q(file)).status, 0);
   EXPECT_EQ(run_pmqa("verify --contract clean " + q(file)).status, 1);
 }
@@ -121,10 +121,10 @@ TEST(VerifyCommand, ValidOnlyOverrideIgnoresCellsPastValidKeys) {
 // it was never written.
 TEST(VerifyCommand, SentinelInAValidCellIsUnwritten) {
   TempDir tmp;
-  CaseFile f = reference_case_file(kCase);
+  cases::CaseFile f = reference_case_file(kCase);
   (*f.logits)[cell(f.c, kRow, kCol)] = sentinel();
   const auto file = tmp / "unwritten.safetensors";
-  write_case_file(file, f);
+  cases::write_case_file(file, f);
   const auto r = run_pmqa("verify --contract valid-only " + q(file));
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("unwritten 1,"), std::string::npos) << r.output;
@@ -133,10 +133,10 @@ TEST(VerifyCommand, SentinelInAValidCellIsUnwritten) {
 
 TEST(VerifyCommand, ShowsTheKernelTimeBesideTheVerdict) {
   TempDir tmp;
-  CaseFile f = reference_case_file(kCase);
+  cases::CaseFile f = reference_case_file(kCase);
   f.extra["bench_ms"] = "0.42";
   const auto file = tmp / "timed.safetensors";
-  write_case_file(file, f);
+  cases::write_case_file(file, f);
   const auto r = run_pmqa("verify " + q(file));
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("PASS 0.42 ms"), std::string::npos) << r.output;
@@ -144,7 +144,7 @@ TEST(VerifyCommand, ShowsTheKernelTimeBesideTheVerdict) {
   f.extra["kernel_ms"] = "0.31";
   f.extra["floor_ratio"] = "3.7";
   f.extra["floor_ratio_wall"] = "5.1";
-  write_case_file(file, f);
+  cases::write_case_file(file, f);
   const auto both = run_pmqa("verify " + q(file) + " --json " + q(tmp / "v.json"));
   EXPECT_EQ(both.status, 0) << both.output;
   EXPECT_NE(both.output.find("PASS 0.31 ms kernels, 0.42 ms wall x3.7 floor"), std::string::npos) << both.output;
@@ -158,7 +158,7 @@ TEST(VerifyCommand, ShowsTheKernelTimeBesideTheVerdict) {
 // metadata picks the profile, and --tolerance wins over it.
 TEST(VerifyCommand, ToleranceFromMetadataAndFlag) {
   TempDir tmp;
-  CaseFile f = reference_case_file(kCase);
+  cases::CaseFile f = reference_case_file(kCase);
   // The valid cell where the two profiles are furthest apart.
   const Reference oracle = oracle_of(f.c);
   std::int64_t best_r = -1, best_j = -1;
@@ -173,12 +173,12 @@ TEST(VerifyCommand, ToleranceFromMetadataAndFlag) {
   (*f.logits)[cell(f.c, best_r, best_j)] = static_cast<float>(b.want + std::sqrt(b.tight * b.loose));
   const auto file = tmp / "bf16ish.safetensors";
 
-  write_case_file(file, f);
+  cases::write_case_file(file, f);
   EXPECT_EQ(run_pmqa("verify " + q(file)).status, 1) << "default fp32";
   EXPECT_EQ(run_pmqa("verify --tolerance bf16-output " + q(file)).status, 0);
 
   f.extra["tolerance"] = "bf16-output";
-  write_case_file(file, f);
+  cases::write_case_file(file, f);
   const auto from_file = run_pmqa("verify " + q(file));
   EXPECT_EQ(from_file.status, 0) << from_file.output;
   const auto flag_wins = run_pmqa("verify --tolerance fp32 " + q(file));
@@ -186,7 +186,7 @@ TEST(VerifyCommand, ToleranceFromMetadataAndFlag) {
   EXPECT_NE(flag_wins.output.find("--tolerance fp32"), std::string::npos) << "the reproduce line keeps the profile";
 
   f.extra["tolerance"] = "fp16";
-  write_case_file(file, f);
+  cases::write_case_file(file, f);
   const auto bad = run_pmqa("verify " + q(file));
   EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_NE(bad.output.find(file.string() + ": __metadata__.tolerance: unknown tolerance profile 'fp16'"),
@@ -198,12 +198,12 @@ TEST(VerifyCommand, ToleranceFromMetadataAndFlag) {
 // gate fails it; the verdict line and the report name the gate and the sign.
 TEST(VerifyCommand, AScaleInsideTheNoiseFailsTheBiasGateNamingItsSign) {
   TempDir tmp;
-  CaseFile f = reference_case_file(kCase);
+  cases::CaseFile f = reference_case_file(kCase);
   for (float& x : *f.logits)
     if (std::isfinite(x)) x *= 1.01f;
   f.extra["tolerance"] = "bf16-output";
   const auto file = tmp / "scaled.safetensors";
-  write_case_file(file, f);
+  cases::write_case_file(file, f);
   const auto r = run_pmqa("verify " + q(file) + " --json " + q(tmp / "v.json"));
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("FAIL +edge-lengths-1d .* bias [0-9.]+ .*\\[bias \\(magnitude too large\\)\\]")))
@@ -215,10 +215,10 @@ TEST(VerifyCommand, AScaleInsideTheNoiseFailsTheBiasGateNamingItsSign) {
 // Every file is reported; the exit status is the worst one (2 over 1 over 0).
 TEST(VerifyCommand, KeepsGoingAndExitsWithTheWorstStatus) {
   TempDir tmp;
-  CaseFile f = reference_case_file(kCase);
-  write_case_file(tmp / "a-good.safetensors", f);
+  cases::CaseFile f = reference_case_file(kCase);
+  cases::write_case_file(tmp / "a-good.safetensors", f);
   (*f.logits)[cell(f.c, kRow, kCol)] *= 2.0f;
-  write_case_file(tmp / "b-bad-value.safetensors", f);
+  cases::write_case_file(tmp / "b-bad-value.safetensors", f);
 
   const auto mismatch = run_pmqa("verify " + q(tmp.path()));
   EXPECT_EQ(mismatch.status, 1) << mismatch.output;

@@ -17,7 +17,7 @@ class VerifyInvalidInput : public ::testing::Test {
  protected:
   void SetUp() override {
     good_ = reference_case_file("edge-lengths-1d");
-    good_bytes_ = serialize_case_file(good_);
+    good_bytes_ = cases::serialize_case_file(good_);
   }
 
   // Writes `bytes` as <name>.safetensors, runs verify on it, and expects exit 2 with a message
@@ -39,7 +39,7 @@ class VerifyInvalidInput : public ::testing::Test {
   }
 
   TempDir tmp_;
-  CaseFile good_;
+  cases::CaseFile good_;
   std::vector<std::uint8_t> good_bytes_;
 };
 
@@ -90,10 +90,10 @@ TEST_F(VerifyInvalidInput, LogitsShapeDisagreesWithMaxModelLen) {
 }
 
 TEST_F(VerifyInvalidInput, BlockTableEntryOutOfRange) {
-  CaseFile bad = good_;
+  cases::CaseFile bad = good_;
   // Sequence 7 (context 48) reads its logical block 0; point it past the cache.
   bad.c.block_table[static_cast<std::size_t>(7 * bad.c.max_blocks_per_seq)] = static_cast<std::int32_t>(bad.c.num_blocks + 7);
-  expect_invalid("table", serialize_case_file(bad), "case",
+  expect_invalid("table", cases::serialize_case_file(bad), "case",
                  "block_table[7][0] = " + std::to_string(bad.c.num_blocks + 7) + " is outside [0, " +
                      std::to_string(bad.c.num_blocks) + ")");
 }
@@ -104,9 +104,9 @@ TEST_F(VerifyInvalidInput, MissingTensor) {
 }
 
 TEST_F(VerifyInvalidInput, MissingLogits) {
-  CaseFile bare = good_;
+  cases::CaseFile bare = good_;
   bare.logits.reset();
-  expect_invalid("no-logits", serialize_case_file(bare), "tensor logits", "missing");
+  expect_invalid("no-logits", cases::serialize_case_file(bare), "tensor logits", "missing");
 }
 
 TEST_F(VerifyInvalidInput, BadMetadataValue) {

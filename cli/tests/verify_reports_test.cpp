@@ -21,12 +21,12 @@ class VerifyReports : public ::testing::Test {
  protected:
   void SetUp() override {
     fs::create_directories(cases_);
-    CaseFile f = reference_case_file("edge-lengths-1d");
-    write_case_file(cases_ / "a-pass.safetensors", f);
+    cases::CaseFile f = reference_case_file("edge-lengths-1d");
+    cases::write_case_file(cases_ / "a-pass.safetensors", f);
     (*f.logits)[cell(f.c, 15, 37)] *= 2.0f;
-    write_case_file(cases_ / "b-fail.safetensors", f);
+    cases::write_case_file(cases_ / "b-fail.safetensors", f);
     f.logits.reset();
-    write_case_file(cases_ / "c-invalid.safetensors", f);
+    cases::write_case_file(cases_ / "c-invalid.safetensors", f);
   }
 
   TempDir tmp_;

@@ -20,15 +20,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pmqa/fixtures/case_file.hpp"
-#include "pmqa/fixtures/envelope.hpp"
-#include "pmqa/fixtures/error_map_picture.hpp"
+#include "pmqa/cases/case_file.hpp"
+#include "pmqa/cases/envelope.hpp"
+#include "pmqa/cases/error_map_picture.hpp"
+#include "pmqa/cases/verdict.hpp"
 #include "pmqa/fixtures/fit.hpp"
-#include "pmqa/fixtures/judge_file.hpp"
 #include "pmqa/fixtures/suites.hpp"
 #include "pmqa/model/shard.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "pmqa/reference/reference.hpp"
+#include "model_names.hpp"
 
 namespace py = pybind11;
 
@@ -42,7 +43,7 @@ class CaseHandle {
  public:
   static std::shared_ptr<CaseHandle> from_file(const std::string& path) {
     auto h = std::make_shared<CaseHandle>();
-    h->file_ = std::make_shared<CaseFile>(read_case_file(path));
+    h->file_ = std::make_shared<cases::CaseFile>(cases::read_case_file(path));
     h->source_ = path;
     h->name_ = h->file_->c.name;
     return h;
@@ -60,10 +61,10 @@ class CaseHandle {
   }
 
   // The file, generating it when needed. Thread-safe; the GIL is released while generating.
-  std::shared_ptr<const CaseFile> file() {
+  std::shared_ptr<const cases::CaseFile> file() {
     std::lock_guard lock(mu_);
     if (!file_) {
-      auto f = std::make_shared<CaseFile>();
+      auto f = std::make_shared<cases::CaseFile>();
       f->c = fixtures::make_case(spec_->spec);
       f->contract = Contract::clean;
       f->producer = "pmqa gen";  // what `pmqa gen` would write for this case
@@ -98,7 +99,7 @@ class CaseHandle {
 
  private:
   std::mutex mu_;
-  std::shared_ptr<const CaseFile> file_;
+  std::shared_ptr<const cases::CaseFile> file_;
   std::shared_ptr<const Reference> oracle_;
   std::optional<fixtures::SuiteCase> spec_;
   std::string source_, suite_, name_, gen_args_;
@@ -106,7 +107,7 @@ class CaseHandle {
 
 using Handle = std::shared_ptr<CaseHandle>;
 
-std::shared_ptr<const CaseFile> loaded_file(const Handle& h) {
+std::shared_ptr<const cases::CaseFile> loaded_file(const Handle& h) {
   py::gil_scoped_release release;
   return h->file();
 }
@@ -118,9 +119,9 @@ std::shared_ptr<const Reference> loaded_oracle(const Handle& h) {
 
 // A read-only numpy view of a buffer of the file; the array keeps the file alive.
 template <class T>
-py::array view(const std::shared_ptr<const CaseFile>& f, const std::vector<T>& data, std::vector<py::ssize_t> shape) {
-  auto* keep = new std::shared_ptr<const CaseFile>(f);
-  py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<const CaseFile>*>(p); });
+py::array view(const std::shared_ptr<const cases::CaseFile>& f, const std::vector<T>& data, std::vector<py::ssize_t> shape) {
+  auto* keep = new std::shared_ptr<const cases::CaseFile>(f);
+  py::capsule owner(keep, [](void* p) { delete static_cast<std::shared_ptr<const cases::CaseFile>*>(p); });
   std::vector<py::ssize_t> strides(shape.size());
   py::ssize_t stride = sizeof(T);
   for (std::size_t i = shape.size(); i-- > 0;) {
@@ -132,9 +133,9 @@ py::array view(const std::shared_ptr<const CaseFile>& f, const std::vector<T>& d
   return a;
 }
 
-JudgeOverrides overrides_from(const std::optional<std::string>& contract, const std::optional<std::string>& tolerance,
+cases::JudgeOverrides overrides_from(const std::optional<std::string>& contract, const std::optional<std::string>& tolerance,
                               const std::optional<std::string>& nan) {
-  JudgeOverrides o;
+  cases::JudgeOverrides o;
   if (contract) o.contract = parse_contract(*contract);  // std::invalid_argument -> ValueError
   if (tolerance) o.tolerance = Tolerance::named(*tolerance);
   if (nan) o.nan = parse_nan_rule(*nan);
@@ -223,7 +224,7 @@ py::array_t<std::int64_t> valid_keys(const Handle& h) {
 // The oracle's logits, dense [rows, max_model_len] float64 (-inf past E_r), under a NaN rule.
 py::array_t<double> reference_logits(const Handle& h, const std::optional<std::string>& nan, const std::string& precision) {
   const auto f = loaded_file(h);
-  NanRule rule = file_compare_options(*f, h->source().empty() ? h->name() : h->source(), {}).nan;
+  NanRule rule = cases::file_compare_options(*f, h->source().empty() ? h->name() : h->source(), {}).nan;
   if (nan) rule = parse_nan_rule(*nan);
   std::shared_ptr<const Reference> ref;
   if (precision == "fp64") {
@@ -246,7 +247,7 @@ Report verify(const Handle& h, const py::array_t<float>& logits, const std::opti
               const std::optional<std::string>& tolerance, const std::optional<std::string>& nan, int max_listed) {
   const auto f = loaded_file(h);
   const std::string source = h->source().empty() ? h->name() : h->source();
-  CompareOptions options = file_compare_options(*f, source, overrides_from(contract, tolerance, nan));
+  CompareOptions options = cases::file_compare_options(*f, source, overrides_from(contract, tolerance, nan));
   options.with_map = true;
   options.max_listed = max_listed;
   OutputBuffer out = output_from(f->c, logits);
@@ -260,7 +261,7 @@ py::dict judged_options(const Handle& h, const std::optional<std::string>& contr
                         const std::optional<std::string>& tolerance, const std::optional<std::string>& nan) {
   const auto f = loaded_file(h);
   const std::string source = h->source().empty() ? h->name() : h->source();
-  const CompareOptions o = file_compare_options(*f, source, overrides_from(contract, tolerance, nan));
+  const CompareOptions o = cases::file_compare_options(*f, source, overrides_from(contract, tolerance, nan));
   py::dict d;
   d["contract"] = std::string(to_string(o.contract));
   d["tolerance"] = o.tolerance.name;
@@ -271,7 +272,7 @@ py::dict judged_options(const Handle& h, const std::optional<std::string>& contr
 void write_case(const Handle& h, const std::string& path, const std::optional<py::array_t<float>>& logits,
                 const std::optional<std::string>& contract, const std::map<std::string, std::string>& metadata) {
   const auto f = loaded_file(h);
-  CaseFile out = *f;
+  cases::CaseFile out = *f;
   if (logits) {
     const OutputBuffer buf = output_from(f->c, *logits);
     out.logits.emplace(buf.storage().begin(), buf.storage().end());
@@ -279,18 +280,18 @@ void write_case(const Handle& h, const std::string& path, const std::optional<py
   if (contract) out.contract = parse_contract(*contract);
   for (const auto& [k, v] : metadata) out.extra[k] = v;
   py::gil_scoped_release release;
-  write_case_file(path, out);
+  cases::write_case_file(path, out);
 }
 
 // A convention's envelope on a platform ("" : the one it lists) with overlay files applied.
-fixtures::Envelope envelope_of(const std::string& convention, const std::string& platform,
+cases::Envelope envelope_of(const std::string& convention, const std::string& platform,
                                const std::vector<std::string>& overlays) {
-  std::vector<fixtures::EnvelopeFile> files;
-  for (const auto& path : overlays) files.push_back(fixtures::read_envelope_file(path));
-  return fixtures::make_envelope(convention, platform, files);
+  std::vector<cases::EnvelopeFile> files;
+  for (const auto& path : overlays) files.push_back(cases::read_envelope_file(path));
+  return cases::make_envelope(convention, platform, files);
 }
 
-std::string gen_args_for(const std::string& suite, const fixtures::Envelope& e, const std::vector<std::string>& overlays) {
+std::string gen_args_for(const std::string& suite, const cases::Envelope& e, const std::vector<std::string>& overlays) {
   std::string args = "--suite " + suite + " --fit " + e.convention + " --platform " + e.platform;
   for (const auto& path : overlays) args += " --envelope " + path;
   return args;
@@ -299,7 +300,7 @@ std::string gen_args_for(const std::string& suite, const fixtures::Envelope& e, 
 // The suite drawn inside the envelope (`pmqa gen --suite S --fit C`): fit_suite.
 std::vector<Handle> fitted_suite(const std::string& suite, const std::string& convention, const std::string& platform,
                                  const std::vector<std::string>& overlays) {
-  const fixtures::Envelope e = envelope_of(convention, platform, overlays);
+  const cases::Envelope e = envelope_of(convention, platform, overlays);
   if (!e.platform_listed) throw std::invalid_argument(e.refusal({}) + "; nothing can be drawn inside it");
   std::vector<Handle> out;
   const std::string args = gen_args_for(suite, e, overlays);
@@ -311,10 +312,10 @@ std::vector<Handle> fitted_suite(const std::string& suite, const std::string& co
 // (the gigabyte cases stay cheap) or from the case file.
 std::vector<std::string> refusals(const std::vector<Handle>& cases, const std::string& convention,
                                   const std::string& platform, const std::vector<std::string>& overlays) {
-  const fixtures::Envelope e = envelope_of(convention, platform, overlays);
+  const cases::Envelope e = envelope_of(convention, platform, overlays);
   std::vector<std::string> out;
   for (const auto& h : cases) {
-    const fixtures::CaseTraits t = h->spec() ? fixtures::traits_of(h->spec()->spec) : fixtures::traits_of(h->file()->c);
+    const cases::CaseTraits t = h->spec() ? fixtures::traits_of(h->spec()->spec) : cases::traits_of(h->file()->c);
     const std::string why = e.refusal(t);
     out.push_back(why.empty() ? why : "outside " + e.convention + " on " + e.platform + ": " + why);
   }
@@ -340,11 +341,11 @@ PYBIND11_MODULE(_core, m) {
 
   // Invalid input: CaseFileError (a file, a field, a problem) is a CaseError, both ValueErrors.
   static py::exception<CaseError> case_error(m, "CaseError", PyExc_ValueError);
-  static py::exception<CaseFileError> case_file_error(m, "CaseFileError", case_error.ptr());
+  static py::exception<cases::CaseFileError> case_file_error(m, "CaseFileError", case_error.ptr());
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
-    } catch (const CaseFileError& e) {
+    } catch (const cases::CaseFileError& e) {
       // The exception object carries the parts, so a caller can name the field without parsing.
       py::object err = py::reinterpret_borrow<py::object>(case_file_error.ptr())(e.what());
       err.attr("file") = e.file();
@@ -353,7 +354,7 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetObject(case_file_error.ptr(), err.ptr());
     } catch (const CaseError& e) {
       case_error(e.what());
-    } catch (const fixtures::EnvelopeError& e) {
+    } catch (const cases::EnvelopeError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());  // a bad convention, platform or overlay
     }
   });
@@ -397,7 +398,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("overlays") = std::vector<std::string>{});
   m.def("refusals", &refusals, py::arg("cases"), py::arg("convention"), py::arg("platform") = "",
         py::arg("overlays") = std::vector<std::string>{});
-  m.def("envelope_conventions", &fixtures::envelope_conventions);
+  m.def("envelope_conventions", &cases::envelope_conventions);
   m.def(
       "describe_envelope",
       [](const std::string& convention, const std::string& platform, const std::vector<std::string>& overlays) {
@@ -412,6 +413,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("write_case", &write_case, py::arg("case"), py::arg("path"), py::arg("logits") = py::none(),
         py::arg("contract") = py::none(), py::arg("metadata") = std::map<std::string, std::string>{});
   m.def("tolerance_names", &Tolerance::names);
+  m.def("contract_names", &pmqa::python::contract_names);   // the model's spellings (model_names.hpp)
+  m.def("nan_rule_names", &pmqa::python::nan_rule_names);
   m.def("sentinel_bits", [] { return kSentinelBits; });
 
   py::class_<Mismatch>(m, "Mismatch")
@@ -471,11 +474,11 @@ PYBIND11_MODULE(_core, m) {
         return a;
       })
       .def("text", &ErrorMap::text, py::arg("width") = 64, py::arg("height") = 24)
-      .def("block", &error_map_block, py::arg("width") = 64, py::arg("height") = 16)
+      .def("block", &cases::error_map_block, py::arg("width") = 64, py::arg("height") = 16)
       .def(
           "svg",
           [](const ErrorMap& x, const std::string& title, int max_columns, int max_rows) {
-            return error_map_svg(x, {.title = title, .notes = {}, .max_columns = max_columns, .max_rows = max_rows});
+            return cases::error_map_svg(x, {.title = title, .notes = {}, .max_columns = max_columns, .max_rows = max_rows});
           },
           py::arg("title") = "", py::arg("max_columns") = 256, py::arg("max_rows") = 256);
   error_map.attr("ELEMENT") = static_cast<int>(ErrorMap::element);
@@ -498,7 +501,7 @@ PYBIND11_MODULE(_core, m) {
           "svg",
           [](const Report& r, const std::string& where) {
             if (!r.map) throw std::invalid_argument("this report has no error map");
-            return report_svg(r, where);
+            return cases::report_svg(r, where);
           },
           py::arg("where") = "")
       .def_readonly("case_description", &Report::case_description)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fuzz the two logits-only readers against each other: Python's pmqa.cases.read_logits_file and
-C++'s pmqa::read_logits_file (through `pmqa_case_file_tool read-logits`).
+C++'s pmqa::cases::read_logits_file (through `pmqa_case_file_tool read-logits`).
 
 Mutated files are made from valid ones (several shapes, extra metadata) by byte-level mutations
 (flips, insertions, deletions, truncation, a wrong length field) and JSON-level ones (values
@@ -12,7 +12,7 @@ but CaseFileError or dying) or on a disagreement about valid/invalid. Files that
 --keep DIR. Deterministic for a seed.
 
     python3 python/tests/fuzz_logits_readers.py --seconds 600 --seed 1 \\
-        --tool build/fixtures/tests/pmqa_case_file_tool          # the 10-minute run
+        --tool build/cases/tests/pmqa_case_file_tool          # the 10-minute run
 CTest runs a 15-second one (python.pmqa.logits_fuzz.short).
 """
 

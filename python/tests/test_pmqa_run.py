@@ -199,7 +199,7 @@ class Conventions(unittest.TestCase):
             check_output(b, np.zeros((1, 1)), 1, 1, "x")
 
     def test_envelopes_name_the_limit(self):
-        from pmqa.run.envelope import make_envelope, traits_of
+        from pmqa.cases.envelope import make_envelope, traits_of
 
         def refusal(convention, cf, platform="cuda", chunk_q=None):
             r = make_envelope(convention, platform).refusal(traits_of(cf, chunk_q))

@@ -1,4 +1,4 @@
-"""pmqa.run.envelope: the builtin files read strictly, the same mistakes refused as the C++ reader
+"""pmqa.cases.envelope: the builtin files read strictly, the same mistakes refused as the C++ reader
 refuses, overlays, the one lookup of the data folder, and the fields of a case."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import run_standins as si  # noqa: E402
-from pmqa.run import envelope as env  # noqa: E402
+from pmqa.cases import envelope as env  # noqa: E402
 
 FULL = {"schema": "pmqa-envelope/1", "convention": "x", "calls": "c", "sources": "s",
         "platforms": {"cuda": {"note": "n", "limits": []}}}
@@ -39,7 +39,7 @@ def with_limit(*limits):
 class Files(unittest.TestCase):
     def test_the_data_folder_is_found_and_every_limit_has_a_reason(self):
         folder = env.envelope_dir()
-        self.assertEqual(folder, Path(__file__).resolve().parents[2] / "fixtures" / "data" / "envelopes")
+        self.assertEqual(folder, Path(__file__).resolve().parents[2] / "cases" / "data" / "envelopes")
         names = sorted(p.stem for p in folder.glob("*.json"))
         self.assertEqual(names, ["aiter-fused", "aiter-stage1", "deepgemm", "eager", "vllm-rocm"])
         for name in names:
@@ -120,7 +120,7 @@ class Files(unittest.TestCase):
             packaged = site / "pmqa" / "data" / "envelopes"
             packaged.mkdir(parents=True)
             (packaged / "eager.json").write_text((env.envelope_dir() / "eager.json").read_text())
-            code = "from pmqa.run import envelope; print(envelope.envelope_dir())"
+            code = "from pmqa.cases import envelope; print(envelope.envelope_dir())"
             out = subprocess.run([sys.executable, "-B", "-c", code], env=dict(os.environ, PYTHONPATH=child_pythonpath(site)),
                                  capture_output=True, text=True)
             self.assertEqual(out.stdout.strip(), str(packaged), out.stderr)

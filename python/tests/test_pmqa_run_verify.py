@@ -407,7 +407,7 @@ class StandardSuite(_Base):
         _state["standard"] = std
 
     def run_standard(self, op, convention, platform, extra, written, limit):
-        envelopes = PYTHON_DIR.parent / "fixtures" / "data" / "envelopes"
+        envelopes = PYTHON_DIR.parent / "cases" / "data" / "envelopes"
         extra = tuple(str(envelopes / x) if x.endswith(".json") else x for x in extra)
         out = self.out(f"{op}.{platform}")
         status, text = run(op, convention, out, "--skip-unsupported", "--platform", platform, "--logits-only", *extra,
@@ -456,10 +456,10 @@ class FittedSuites(_Base):
     def test_fitted_standard_suites_run_whole(self):
         sys.path.insert(0, str(SRC_DIR))
         import pmqa.cases
-        from pmqa.run.envelope import make_envelope, read_envelope_file, traits_of
+        from pmqa.cases.envelope import make_envelope, read_envelope_file, traits_of
         StandardSuite.setUpClass()
         standard = {p.stem: pmqa.cases.read_case_file(p) for p in _state["standard"].glob("*.safetensors")}
-        envelopes = PYTHON_DIR.parent / "fixtures" / "data" / "envelopes"
+        envelopes = PYTHON_DIR.parent / "cases" / "data" / "envelopes"
         for op, convention, platform, extra, _, _ in STANDARD_RUNS:
             with self.subTest(op=op, platform=platform):
                 overlays = [str(envelopes / x) for x in extra if x.endswith(".json")]

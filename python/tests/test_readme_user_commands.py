@@ -113,7 +113,7 @@ import importlib.metadata as md, json, sys
 from pathlib import Path
 venv = Path(sys.prefix)
 import pmqa, pmqa.cases, pmqa.run, pmqa.probe
-from pmqa import _data
+from pmqa.cases import data as _data
 for mod in (pmqa, pmqa.cases, pmqa.run, pmqa.probe):
     assert venv in Path(mod.__file__).resolve().parents, f"{mod.__name__} from {mod.__file__}"
 assert len(pmqa.cases("quick")) > 0  # loads the extension

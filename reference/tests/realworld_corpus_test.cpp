@@ -23,8 +23,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "pmqa/fixtures/case_file.hpp"
-#include "pmqa/fixtures/judge_file.hpp"
+#include "pmqa/cases/case_file.hpp"
+#include "pmqa/cases/verdict.hpp"
 #include "pmqa/fixtures/output_mutants.hpp"
 
 namespace pmqa {
@@ -33,7 +33,7 @@ namespace fs = std::filesystem;
 
 struct Entry {
   std::string peer, file, case_name, verdict, klass, why;
-  CaseFile f;
+  cases::CaseFile f;
   std::shared_ptr<const Reference> oracle;
 };
 
@@ -65,7 +65,7 @@ const Corpus& corpus() {
     for (const auto& e : j.at("files")) {
       Entry x{e.at("peer"), e.at("file"), e.at("case"), e.at("verdict"), e.at("class"), e.at("why"), {}, nullptr};
       const fs::path path = fs::path(outputs).parent_path() / x.file;  // "outputs/<peer>/<case>.safetensors"
-      x.f = read_case_file(path);
+      x.f = cases::read_case_file(path);
       x.oracle = std::make_shared<const Reference>(
           compute_reference(x.f.c, {.precision = Precision::fp64, .with_noise = true}));
       out.entries.push_back(std::move(x));
@@ -80,10 +80,10 @@ const Corpus& corpus() {
     if (!corpus().missing.empty()) GTEST_SKIP() << corpus().missing; \
   } while (0)
 
-Report judge(const Entry& e, const JudgeOverrides& o = {}, int max_listed = 10) {
-  CompareOptions options = file_compare_options(e.f, e.file, o);
+Report judge(const Entry& e, const cases::JudgeOverrides& o = {}, int max_listed = 10) {
+  CompareOptions options = cases::file_compare_options(e.f, e.file, o);
   options.max_listed = max_listed;
-  return compare(e.f.c, *e.oracle, file_output(e.f, e.file), options);
+  return compare(e.f.c, *e.oracle, cases::file_output(e.f, e.file), options);
 }
 
 double worst_gate(const Report& r) {
@@ -176,7 +176,7 @@ TEST(RealWorldCorpus, EveryFileGetsItsExpectedVerdict) {
   for (const auto& e : corpus().entries) {
     PeerRow& row = table[e.peer];
     ++row.files;
-    row.profile = file_compare_options(e.f, e.file).tolerance.name;
+    row.profile = cases::file_compare_options(e.f, e.file).tolerance.name;
     const Report r = judge(e, {}, 1 << 20);
     bool right = false;
     if (e.verdict == "pass") {
@@ -241,8 +241,8 @@ TEST(RealWorldCorpus, UniformScalesFailUnderTheRecordedProfile) {
   std::map<std::string, Row> table;
   for (const auto& e : corpus().entries) {
     if (e.verdict != "pass") continue;
-    const CompareOptions options = file_compare_options(e.f, e.file);
-    const OutputBuffer out = file_output(e.f, e.file);
+    const CompareOptions options = cases::file_compare_options(e.f, e.file);
+    const OutputBuffer out = cases::file_output(e.f, e.file);
     bool signal = false;
     for (std::int64_t r = 0; r < e.f.c.rows() && !signal; ++r)
       for (std::int64_t j = 0; j < e.oracle->valid(r) && !signal; ++j)
@@ -303,8 +303,8 @@ TEST(RealWorldCorpus, MutantsOfCorrectOutputsFailUnderEveryProfile) {
     if (e.verdict != "pass") continue;
     for (const auto& name : Tolerance::names()) {
       const Tolerance t = Tolerance::named(name);
-      const CompareOptions options = file_compare_options(e.f, e.file, {.contract = std::nullopt, .tolerance = t, .nan = std::nullopt});
-      const OutputBuffer out = file_output(e.f, e.file);
+      const CompareOptions options = cases::file_compare_options(e.f, e.file, {.contract = std::nullopt, .tolerance = t, .nan = std::nullopt});
+      const OutputBuffer out = cases::file_output(e.f, e.file);
       // A profile tighter than the kernel's own (fp32 for a matrix-unit kernel) is not one its
       // output is correct under: only outputs that pass a profile measure what it catches.
       if (!compare(e.f.c, *e.oracle, out, options).passed()) continue;

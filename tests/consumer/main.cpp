@@ -1,7 +1,9 @@
 // Checks a kernel the way a user's test would: build a case, run the fused path on the host
-// executor, compare with the reference, and ask the dispatch policy what gfx950 should run.
+// executor, compare with the reference, ask the dispatch policy what gfx950 should run, and pass
+// the case through a case file's bytes (pmqa::cases, the interchange layer).
 #include <cstdio>
 
+#include "pmqa/cases/case_file.hpp"
 #include "pmqa/dispatch/dispatch.hpp"
 #include "pmqa/fixtures/generate.hpp"
 #include "pmqa/kernels/executor.hpp"
@@ -15,7 +17,10 @@ int main() {
   spec.head_dim = 64;
   spec.max_model_len = 100;
   spec.context_lens = {100, 37};
-  const pmqa::Case c = pmqa::fixtures::make_case(spec);
+  pmqa::cases::CaseFile file;
+  file.c = pmqa::fixtures::make_case(spec);
+  const auto bytes = pmqa::cases::serialize_case_file(file);
+  const pmqa::Case c = pmqa::cases::parse_case_file(bytes, "<consumer>").c;
   const auto run = pmqa::kernels::make_host_executor()->run(pmqa::Path::fused, c);
   const pmqa::Report report = pmqa::compare(c, pmqa::compute_reference(c), run.out);
   const auto decision = pmqa::dispatch::select("gfx950", pmqa::dispatch::Context{});

@@ -19,8 +19,8 @@ CaseError = core.CaseError
 CaseFileError = core.CaseFileError
 Fp8CodesWarning = _tensors.Fp8CodesWarning
 
-CONTRACTS = ("clean", "valid-only")
-NAN_RULES = ("propagate", "relu-clamp")
+CONTRACTS = tuple(core.contract_names())  # the C++ model's spellings, never a copy
+NAN_RULES = tuple(core.nan_rule_names())
 TOLERANCES = tuple(core.tolerance_names())
 SENTINEL_BITS = core.sentinel_bits()
 LARGE_REASON = "a large case (gigabytes of buffers): GPU runs only, and only when asked for"
@@ -213,7 +213,8 @@ def cases(suite: str = "quick", fit: Optional[str] = None, device: Optional[str]
     """A built-in suite's cases, generated on first use, with inputs as numpy arrays (device None)
     or torch tensors on ``device``.
 
-    fit: "CONVENTION[:PLATFORM]" (aiter-fused, aiter-stage1, deepgemm, eager; cuda, rocm, none): the
+    fit: "CONVENTION[:PLATFORM]" (aiter-fused, aiter-stage1, deepgemm, eager, vllm-rocm; cuda, rocm,
+    none): the
     suite drawn inside the envelope of the library behind that calling convention, as
     `pmqa gen --suite SUITE --fit CONVENTION --platform PLATFORM` writes it (the platform may be
     left out where the envelope lists one). envelope: the same, but the suite's own cases, those

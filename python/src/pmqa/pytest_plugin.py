@@ -47,14 +47,25 @@ _MARKER_KEYS = {"suite", "fit", "skip_outside", "cases", "device"}
 _VISIBLE = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
 
 
+def _conventions() -> str:
+    """The conventions with a builtin envelope, for the help (from the data, so none goes missing)."""
+    from pmqa.cases.envelope import EnvelopeError, envelope_conventions
+    try:
+        return ", ".join(envelope_conventions())
+    except EnvelopeError:  # no data folder: the help still works
+        return "pmqa gen --help lists them"
+
+
 def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("pmqa", "pmqa: FP8 paged MQA logits cases")
+    conventions = _conventions()
     group.addoption("--pmqa-suite", default=None, metavar="NAME",
                     help="the pmqa suite the pmqa_case fixture runs over: quick (default), standard, nightly")
     group.addoption("--pmqa-fit", default=None, metavar="CONVENTION[:PLATFORM]",
-                    help="the suite drawn inside this calling convention's envelope (as pmqa gen --fit)")
+                    help=f"the suite drawn inside this calling convention's envelope (as pmqa gen --fit; {conventions})")
     group.addoption("--pmqa-skip-outside", default=None, metavar="CONVENTION[:PLATFORM]",
-                    help="the suite's own cases; those outside this convention's envelope are skipped with the reason")
+                    help=f"the suite's own cases; those outside this convention's envelope ({conventions}) are skipped "
+                         "with the reason")
     group.addoption("--pmqa-overlay", action="append", default=[], metavar="FILE",
                     help="an envelope overlay file adding, replacing or dropping limits (repeatable)")
     group.addoption("--pmqa-case", action="append", default=[], metavar="NAME",

@@ -1,6 +1,6 @@
 """Case files: one FP8 paged MQA logits case per file, in the safetensors format.
 
-The same format as pmqa's C++ reader/writer (fixtures/include/pmqa/fixtures/case_file.hpp):
+The same format as pmqa's C++ reader/writer (cases/include/pmqa/cases/case_file.hpp):
 
 * bytes [0, 8): header length L, unsigned 64-bit little-endian;
 * bytes [8, 8 + L): a UTF-8 JSON object, one entry per tensor

@@ -11,7 +11,7 @@ the input case file and its SHA-256:
 
 ``pmqa verify OUT --cases CASES`` finds each input in CASES by name, checks the hash (a mismatch is
 invalid input, exit 2) and judges the logits against it. The writer is deterministic; the reader is
-strict (fixtures/include/pmqa/fixtures/logits_file.hpp is the C++ side).
+strict (cases/include/pmqa/cases/logits_file.hpp is the C++ side).
 """
 
 from __future__ import annotations

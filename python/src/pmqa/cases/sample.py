@@ -1,6 +1,6 @@
 """The interop sample: a small case built from formulas only.
 
-fixtures/tests/case_file_test_support.hpp (sample_case_file) builds the very same case in C++, so
+cases/tests/case_file_test_support.hpp (sample_case_file) builds the very same case in C++, so
 a file either side writes can be checked value by value (and byte by byte) by the other. Keep the
 two in step.
 """

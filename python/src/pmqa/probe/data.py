@@ -1,16 +1,16 @@
 """pmqa's reviewed data as the probe reads it: the expected-dispatch matrix and the arch table.
 
-pmqa._data finds the files (package data first, then the source tree). The loaders check what the
+pmqa.cases.data finds and reads the files (package data first, then the source tree). The loaders check what the
 probe relies on; the C++ loader (dispatch/src/matrix.cpp) is the strict validator of both files.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .._data import DataError, data_path as data_file  # noqa: F401  (data_file: the probe's name for it)
+from ..cases.data import DataError, data_path as data_file  # noqa: F401  (data_file: the probe's name for it)
+from ..cases.data import read_json as _load_json
 
 
 @dataclass
@@ -74,13 +74,6 @@ class Matrix:
     source: str
     rows: List[Row]
     engine_rows: List[Row]
-
-
-def _load_json(path: Path) -> dict:
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DataError(f"{path}: {exc}") from exc
 
 
 def load_arch_table(path: Optional[Path] = None) -> ArchTable:

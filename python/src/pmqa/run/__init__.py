@@ -7,7 +7,7 @@
 
 Argument building lives in pmqa.run.conventions (one module per calling convention) and goes through
 a tensor backend (pmqa.run.backend): numpy for stand-in ops in CI, torch on GPUs (imported only
-then). What each library supports is its envelope (pmqa.run.envelope); each case runs in a worker
+then). What each library supports is its envelope (pmqa.cases.envelope); each case runs in a worker
 process (pmqa.run.worker); --expect-path reads the kernels launched (pmqa.run.kernel_names) and
 --max-floor-ratio the time over the byte floor (pmqa.run.floor). pmqa.run.eager_torch is a torch
 implementation of the op for the ``eager`` convention.

@@ -22,11 +22,11 @@ import numpy as np
 from pmqa.cases import CaseFile, CaseFileError, LogitsFile, read_case_file, sha256_file, write_case_file
 from pmqa.cases import write_logits_file
 from pmqa.cases.atomic_file import CANNOT_WRITE_HERE
+from pmqa.cases.envelope import traits_of
 from pmqa.cases.logits_file import RESERVED_LOGITS_KEYS
 
 from .backend import SENTINEL_BITS
 from .conventions import OpOutputError
-from .envelope import traits_of
 from .floor import floor_bytes, floor_ms
 from .inputs_check import changed_inputs, snapshot
 from .kernel_names import classify, judge

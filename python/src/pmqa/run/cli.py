@@ -25,15 +25,16 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from pmqa.cases.atomic_file import CANNOT_WRITE_HERE, describe_os_error
 from pmqa.cases.case_file import file_kind, first_control_character
+from pmqa.cases.data import DataError
+from pmqa.cases.envelope import Envelope, EnvelopeError, make_envelope, read_envelope_file
 from pmqa.cases.logits_file import sha256_file
+from pmqa.cases.names import CONTRACTS, NAN_RULES, TOLERANCES  # noqa: F401 - the model's names, one list each
 from pmqa.cases.shard import assign_shards, parse_shard, shard_work
 
 from .backend import BackendError, make_backend
 from .case_run import CaseResult, CaseRunner, recorded_tolerance as _recorded_tolerance  # noqa: F401
 from .case_run import relaunch_difference  # noqa: F401 - part of the module's interface
 from .conventions import CONVENTIONS, RunOptions
-from .._data import DataError
-from .envelope import Envelope, EnvelopeError, make_envelope, read_envelope_file
 from .floor import DEFAULT_FLOOR_MIN_MB, DEFAULT_MAX_FLOOR_RATIO
 from .junit import write_junit
 from .kernel_names import load_kernel_names
@@ -44,9 +45,6 @@ from .worker import STARTUP_TIMEOUT_S, DeviceWorkers, InProcess, SetupError, Wor
 EXIT_OK = 0        # every selected case ran and its output file was written
 EXIT_OP_FAILED = 1  # an op raised, returned the wrong thing, wrote outside its rows, or was not repeatable
 EXIT_INVALID = 2   # usage error, unusable op/backend, invalid case file, or a case the convention refused
-
-TOLERANCES = ("fp32", "matrix-unit", "bf16-output", "matrix-unit-bf16")
-NAN_RULES = ("propagate", "relu-clamp")
 
 EPILOG = """\
 conventions (spec §1.4, §2, §4):
@@ -66,7 +64,7 @@ conventions (spec §1.4, §2, §4):
                    valid-only; SHUFFLE for block_size > 1 (vLLM's writer), ROCm only
   q is torch.float8_e4m3fn or torch.float8_e4m3fnuz per the case; kv_cache is uint8
   [num_blocks, block_size, 1, D+4], a strided view of the case's [num_blocks, block_stride] bytes.
-  What each library supports is the convention's envelope (fixtures/data/envelopes/<name>.json, per
+  What each library supports is the convention's envelope (cases/data/envelopes/<name>.json, per
   platform, a reason per limit; --show-envelope prints it): a case outside is unsupported, refused
   before the call with the limit's reason, never converted.
 
@@ -149,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out-row-pad", type=int, default=32, metavar="CELLS",
                    help="caller-owned output buffers get this many guard cells after each row (default 32; "
                         "0 for dense rows)")
-    p.add_argument("--contract", choices=("clean", "valid-only"), default=None,
+    p.add_argument("--contract", choices=CONTRACTS, default=None,
                    help="record this output contract instead of the convention's")
     p.add_argument("--tolerance", choices=TOLERANCES, default=None,
                    help="record this tolerance profile for pmqa verify (default: the convention's: "
@@ -173,7 +171,7 @@ def _parser() -> argparse.ArgumentParser:
                         "that launched a kernel the kernel-name table does not know, or took another path")
     p.add_argument("--kernel-names", action="append", default=[], metavar="FILE",
                    help="more kernel-name entries (pmqa-kernel-names/1), matched before the reviewed table "
-                        "(fixtures/data/kernel_names.json)")
+                        "(cases/data/kernel_names.json)")
     p.add_argument("--max-floor-ratio", type=float, nargs="?", const=DEFAULT_MAX_FLOOR_RATIO, default=None,
                    metavar="R",
                    help=f"fail a case whose median kernel time (--bench, implied) is more than R times its byte floor "

@@ -13,8 +13,8 @@ vllm-     op(q, kv, w, lens[B], table, meta, L) -> logits: vLLM's       valid-on
 rocm      entry, its own dispatch (fused, two-stage or eager)
 ========  ============================================================  ===========
 
-What each one's library supports, per platform, is its envelope (pmqa.run.envelope,
-fixtures/data/envelopes/<name>.json), not code here.
+What each one's library supports, per platform, is its envelope (pmqa.cases.envelope,
+cases/data/envelopes/<name>.json), not code here.
 """
 
 from .aiter_fused import AiterFused

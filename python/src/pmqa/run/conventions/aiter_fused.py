@@ -9,7 +9,7 @@
   --out-row-pad cells, pre-filled with pmqa's sentinel and surrounded by guard cells; the op writes
   into it and its return value is ignored;
 * context_lens: 1-D [B] (the kernel derives E_r = context_lens[b] - next_n + n + 1); 2-D lengths
-  are outside the envelope (fixtures/data/envelopes/aiter-fused.json, with the platforms' limits);
+  are outside the envelope (cases/data/envelopes/aiter-fused.json, with the platforms' limits);
 * Preshuffle and KVBlockSize come from the case (SHUFFLE <=> Preshuffle=True) and cannot be
   overridden; ChunkK (256, as vLLM calls it) and anything else can, with --op-kwarg.
 

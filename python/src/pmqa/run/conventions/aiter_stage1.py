@@ -11,7 +11,7 @@ stage 2 (the sum over heads) done by the runner (spec §1.4).
 * ChunkQ = heads, as vLLM calls it (--op-kwarg ChunkQ=N passes another); stage 1 reads the block
   size from kv_cache.shape[1], so any block size is passed as the case has it;
 * what it supports (1-D lengths, the NORMAL layout, H % ChunkQ == 0, the platforms' limits) is its
-  envelope, fixtures/data/envelopes/aiter-stage1.json.
+  envelope, cases/data/envelopes/aiter-stage1.json.
 
 Contract clean: every cell past E_r is -inf after the sum.
 """

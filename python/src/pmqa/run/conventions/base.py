@@ -15,7 +15,7 @@ class Convention:
 
     Subclasses set the class attributes and implement build(). What a convention can express and
     what its library supports is not code here: it is the convention's envelope
-    (fixtures/data/envelopes/<name>.json, pmqa.run.envelope), checked by the runner before anything
+    (cases/data/envelopes/<name>.json, pmqa.cases.envelope), checked by the runner before anything
     is allocated. A case outside is refused as unsupported with the limit's reason, never converted
     behind the caller's back.
     """

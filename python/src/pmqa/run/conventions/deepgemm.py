@@ -7,7 +7,7 @@
 * q: torch.float8_e4m3fn (DeepGEMM has no FNUZ path);
 * kv_cache: uint8 [num_blocks, block_size, 1, D+4] strided over the case's block stride, NORMAL;
 * what DeepGEMM supports (block size 64, 32 or 64 heads, next_n 1 or 2, 16-byte strides, lengths
-  that do not fall with n, ...) is its envelope, fixtures/data/envelopes/deepgemm.json;
+  that do not fall with n, ...) is its envelope, cases/data/envelopes/deepgemm.json;
 * context_lens: always 2-D [B, N] int32. A 1-D case is converted exactly per spec §1.2
   (E[b][n] = context_lens[b] - N + n + 1, rows with E <= 0 stored as 0) -- the one conversion the
   convention itself prescribes;

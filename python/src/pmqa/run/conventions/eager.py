@@ -4,7 +4,7 @@
 
 * q: the case's fp8 format; kv_cache: uint8 [num_blocks, block_size, 1, D+4] strided over the
   case's block stride, NORMAL layout only (an eager op indexes the values as t*D + d; envelope
-  fixtures/data/envelopes/eager.json, and overlays/vllm-eager.json for vLLM's op);
+  cases/data/envelopes/eager.json, and overlays/vllm-eager.json for vLLM's op);
 * context_lens: as the case stores them, 1-D [B] or 2-D [B, N] (spec §1.2 defines both);
 * the op returns logits [B*N, max_model_len] (any strides), -inf past E_r.
 
