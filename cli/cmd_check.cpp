@@ -99,7 +99,7 @@ checks::Subject decided_subject(const CheckOptions& o) {
                       if (!fits) throw checks::CaseNotTaken("the decided kernels do not take the case (" + unfit + ")");
                       auto run = kernels::run_decision(*gpu, d, c);
                       checks::SubjectOutput out;
-                      out.tolerance = kernels::tolerance_for(run);
+                      out.judging = checks::kernel_judging(run);
                       out.kernel = std::string(to_string(run.kernel));
                       out.out = std::move(run.out);
                       return out;

@@ -76,7 +76,7 @@ TEST_P(FusedVsTwoStage, AgreeWithinTheBound) {
     const Reference oracle = compute_reference(c, {.precision = Precision::fp64});
     const auto fused = exec->run(kernels::Path::fused, c);
     const auto two = exec->run(kernels::Path::two_stage, c);
-    const Report rep = compare(c, as_reference(two.out, oracle), fused.out, {.tolerance = kernels::tolerance_for(fused)});
+    const Report rep = compare(c, as_reference(two.out, oracle), fused.out, {.judging = {.tolerance = kernels::tolerance_for(fused)}});
     if (!rep.passed()) RC_FAIL(rep.to_text());
   });
   EXPECT_TRUE(ok);
@@ -131,7 +131,7 @@ TEST_P(FusedMmaVsReference, SameBytesBoundAndCleanContract) {
     RC_ASSERT(kernels::tolerance_for(run).name == Tolerance::matrix_unit().name);  // a matrix-unit kernel ran
     instructions.insert(std::string(to_string(run.kernel)));
     const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out,
-                               {.tolerance = Tolerance::matrix_unit()});
+                               {.judging = {.tolerance = Tolerance::matrix_unit()}});
     if (!rep.passed()) RC_FAIL(rep.to_text());
     worst = std::max(worst, rep.worst_bound_ratio);
   });
