@@ -278,7 +278,7 @@ TEST_F(CompareTest, BiasGateNamesAnOffsetAndMarksItsRow) {
   const Tolerance t = Tolerance::fp32();
   OutputBuffer out = as_output(ref_);
   offset_cells(out, c_, ref_, t, 0, 0, c_.max_model_len, 2.5);
-  const Report rep = compare(c_, ref_, out, {.judging = {.judging = {.tolerance = t}, .with_map = true}});
+  const Report rep = compare(c_, ref_, out, {.judging = {.tolerance = t}, .with_map = true});
   EXPECT_EQ(rep.broken(), "bias (above the reference)") << rep.to_text();
   // Its blocks fail too; a block whose logits share a sign cannot tell an offset from a scale, the
   // row can.

@@ -28,7 +28,7 @@ namespace pmqa::checks {
 // What a subject produced on one case, and how it asks to be judged.
 struct SubjectOutput {
   OutputBuffer out;
-  Judging judging;     // its contract (§1.3), accumulator's profile (§5) and NaN rule (§1.1)
+  Judging judging{};   // its contract (§1.3), accumulator's profile (§5) and NaN rule (§1.1)
   std::string kernel;                      // what ran, for reports ("fused-mma/wgmma", "my-kernel")
 };
 

@@ -19,7 +19,7 @@
 namespace pmqa {
 
 struct CompareOptions {
-  Judging judging;      // contract, tolerance profile and the NaN behaviour the kernel is allowed (spec §1.1)
+  Judging judging{};    // contract, tolerance profile and the NaN behaviour the kernel is allowed (spec §1.1)
   int max_listed = 10;  // mismatches (and regions) decoded in the report
   bool with_map = false;  // also fill Report::map
 };
