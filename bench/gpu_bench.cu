@@ -181,7 +181,7 @@ template <class Run>
 bool correct_once(Run& run, const pmqa::Case& c, const pmqa::Reference& ref) {
   run.poison();
   run.launch();
-  const pmqa::Report rep = pmqa::compare(c, ref, run.download(), {.tolerance = pmqa::Tolerance::matrix_unit()});
+  const pmqa::Report rep = pmqa::compare(c, ref, run.download(), {.judging = {.tolerance = pmqa::Tolerance::matrix_unit()}});
   if (!rep.passed()) std::fputs(rep.to_text().c_str(), stdout);
   return rep.passed();
 }

@@ -91,7 +91,7 @@ checks::Subject decided_subject(const CheckOptions& o) {
                         throw checks::CaseNotTaken(e.what());
                       }
                       checks::SubjectOutput out;
-                      out.tolerance = kernels::tolerance_for(run);
+                      out.judging = checks::kernel_judging(run);
                       out.kernel = std::string(to_string(run.kernel));
                       out.out = std::move(run.out);
                       return out;

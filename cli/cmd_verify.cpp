@@ -43,21 +43,21 @@ VerifyOptions parse_options(const VerifyArgs& a) {
   VerifyOptions o;
   if (!a.contract.empty()) {
     try {
-      o.contract = parse_contract(a.contract);
+      o.judging.contract = parse_contract(a.contract);
     } catch (const std::invalid_argument&) {
       throw UsageError("--contract " + a.contract + ": expected clean or valid-only");
     }
   }
   if (!a.tolerance.empty()) {
     try {
-      o.tolerance = Tolerance::named(a.tolerance).name;
+      o.judging.tolerance = Tolerance::named(a.tolerance);
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--tolerance: ") + e.what());
     }
   }
   if (!a.nan.empty()) {
     try {
-      o.nan = parse_nan_rule(a.nan);
+      o.judging.nan = parse_nan_rule(a.nan);
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--nan: ") + e.what());
     }

@@ -141,18 +141,14 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   try {
     const cases::CaseFile f = read_for_verify(file, options.cases);
-    cases::JudgeOverrides overrides;
-    overrides.contract = options.contract;
-    overrides.nan = options.nan;
-    overrides.threads = options.reference_threads;
-    if (options.tolerance) overrides.tolerance = Tolerance::named(*options.tolerance);  // the command checked the name
-    Report rep = cases::judge_case_file(f, file.string(), overrides, /*with_map=*/true);
-    const CompareOptions judged = cases::file_compare_options(f, file.string(), overrides);
-    const Contract contract = judged.contract;
-    const Tolerance& tolerance = judged.tolerance;
-    const NanRule nan = judged.nan;
-    rep.reproduce = "pmqa verify " + shell_quote(file.string()) + " --contract " + std::string(to_string(contract)) +
-                    " --tolerance " + tolerance.name + " --nan " + std::string(to_string(nan)) +
+    // The file's judging is resolved once, inside judge_case_file; the reproduce line and the
+    // messages below read what the report recorded.
+    Report rep = cases::judge_case_file(f, file.string(), {.judging = options.judging, .threads = options.reference_threads},
+                                 /*with_map=*/true);
+    const Judging& judged = rep.judging;
+    rep.reproduce = "pmqa verify " + shell_quote(file.string()) + " --contract " +
+                    std::string(to_string(judged.contract)) + " --tolerance " + judged.tolerance.name + " --nan " +
+                    std::string(to_string(judged.nan)) +
                     (f.extra.count("logits_file") && options.cases ? " --cases " + shell_quote(options.cases->string()) : "");
 
     Verdict v;
@@ -170,8 +166,7 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
                 ok ? "worst error/bound " + format_g(rep.worst_bound_ratio)
                    : std::to_string(rep.failing_cells()) + " failing cell(s), " +
                          std::to_string(rep.failing_regions()) + " region(s) over their limit (" + rep.broken() +
-                         ") under contract " + std::string(to_string(contract)) + ", tolerance " + tolerance.name +
-                         ", NaN rule " + std::string(to_string(nan)),
+                         ") under " + judged.describe(),
                 ok ? rep.to_text() : v.report, std::move(j), file.string()};
     return v;
   } catch (const cases::CaseFileError& e) {

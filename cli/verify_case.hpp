@@ -6,16 +6,15 @@
 #include <optional>
 #include <string>
 
-#include "pmqa/model/case.hpp"
-#include "pmqa/model/tolerance.hpp"
+#include "pmqa/model/judging.hpp"
 #include "results.hpp"
 
 namespace pmqa::cli {
 
 struct VerifyOptions {
-  std::optional<Contract> contract;      // --contract; otherwise the file's own
-  std::optional<std::string> tolerance;  // --tolerance; otherwise the file's "tolerance" metadata, else fp32
-  std::optional<NanRule> nan;            // --nan; otherwise the file's "nan" metadata, else propagate
+  // --contract, --tolerance, --nan, parsed once by the command; each absent one comes from the
+  // file's own contract, its "tolerance" / "nan" metadata, else fp32 / propagate.
+  JudgingOverrides judging;
   std::optional<std::filesystem::path> map;  // --map: write this file's error map here (SVG)
   std::optional<std::filesystem::path> cases;  // --cases: where logits-only result files find their inputs
   int reference_threads = 0;  // the fp64 oracle's threads (0: every core)

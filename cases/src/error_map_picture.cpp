@@ -281,8 +281,7 @@ std::string report_svg(const Report& r, const std::string& where) {
                 r.worst_bound_ratio, r.block.worst, r.row.worst, r.global.worst);
   title += worst;
   std::vector<std::string> notes{r.case_description};
-  notes.push_back("contract " + std::string(to_string(r.contract)) + ", tolerance " + r.tolerance + ", NaN rule " +
-                  std::string(to_string(r.nan_rule)) + (where.empty() ? "" : "; " + where));
+  notes.push_back(r.judging.describe() + (where.empty() ? "" : "; " + where));
   return error_map_svg(*r.map, {.title = title, .notes = notes});
 }
 

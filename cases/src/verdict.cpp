@@ -6,36 +6,25 @@
 namespace pmqa::cases {
 namespace {
 
-std::optional<std::string> metadata(const CaseFile& f, const char* key) {
+std::optional<std::string_view> metadata(const CaseFile& f, const char* key) {
   const auto it = f.extra.find(key);
   if (it == f.extra.end()) return std::nullopt;
-  return it->second;
+  return std::string_view(it->second);
 }
 
 }  // namespace
 
+Judging file_judging(const CaseFile& f, const std::string& source, const JudgingOverrides& overrides) {
+  try {
+    return resolve_judging(overrides,
+                           {.contract = f.contract, .tolerance = metadata(f, "tolerance"), .nan = metadata(f, "nan")});
+  } catch (const JudgingError& e) {
+    throw CaseFileError(source, "__metadata__." + e.field(), e.what());
+  }
+}
+
 CompareOptions file_compare_options(const CaseFile& f, const std::string& source, const JudgeOverrides& o) {
-  CompareOptions options;
-  options.contract = o.contract.value_or(f.contract);
-  if (o.tolerance) {
-    options.tolerance = *o.tolerance;
-  } else if (const auto name = metadata(f, "tolerance")) {
-    try {
-      options.tolerance = Tolerance::named(*name);
-    } catch (const std::invalid_argument& e) {
-      throw CaseFileError(source, "__metadata__.tolerance", e.what());
-    }
-  }
-  if (o.nan) {
-    options.nan = *o.nan;
-  } else if (const auto rule = metadata(f, "nan")) {
-    try {
-      options.nan = parse_nan_rule(*rule);
-    } catch (const std::invalid_argument& e) {
-      throw CaseFileError(source, "__metadata__.nan", e.what());
-    }
-  }
-  return options;
+  return {.judging = file_judging(f, source, o.judging)};
 }
 
 OutputBuffer file_output(const CaseFile& f, const std::string& source) {

@@ -17,8 +17,9 @@ CaseJudgement judge_case(const Subject& subject, const Case& c, const Reference&
   const auto t0 = detail::Clock::now();
   CaseJudgement j;
   j.produced = subject.run(c);
-  const CompareOptions compare_options{.contract = j.produced.contract,
-                                       .tolerance = options.tolerance.value_or(j.produced.tolerance)};
+  // The subject's own Judging (its NaN rule included); the gauntlet may force the profile only.
+  CompareOptions compare_options{.judging = j.produced.judging};
+  if (options.tolerance) compare_options.judging.tolerance = *options.tolerance;
   static const Checker pmqa = pmqa_checker();
   j.verdict = (options.checker ? options.checker : pmqa)(c, oracle, j.produced.out, compare_options);
   j.seconds = detail::seconds_since(t0);

@@ -31,7 +31,7 @@ Finding output_past_2g(const KernelFactory& make, const JudgeOptions& judge, con
     const Subject subject{std::string(to_string(path)) + "/" + exec->name(), true, [&](const Case& c) {
                             auto run = exec->run(path, c, {.row_pad = kStride - s.max_model_len});
                             SubjectOutput o;
-                            o.tolerance = kernels::tolerance_for(run);
+                            o.judging = kernel_judging(run);
                             o.out = std::move(run.out);
                             o.kernel = std::string(to_string(run.kernel));
                             return o;

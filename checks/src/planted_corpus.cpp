@@ -101,7 +101,7 @@ Finding planted_corpus(const Checker& checker, const std::optional<Tolerance>& t
   Finding f = detail::finding("planted-defect corpus", "checks::planted_corpus: reference/tests/compare_test.cpp (CompareTest)",
                               "", "planted outputs");
   const auto t0 = detail::Clock::now();
-  const CompareOptions options{.contract = Contract::clean, .tolerance = tolerance.value_or(Tolerance::fp32())};
+  const CompareOptions options{.judging = {.contract = Contract::clean, .tolerance = tolerance.value_or(Tolerance::fp32())}};
   std::int64_t misjudged = 0;
   std::string names;
   const auto& corpus = planted_defects();

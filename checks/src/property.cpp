@@ -73,7 +73,7 @@ std::string kernel_property_case(const std::vector<PropertyRun>& runs, const Pro
                             auto run = r.executor->run(r.path, c, {.launches = 2});
                             differing = run.differing_cells;
                             SubjectOutput out;
-                            out.tolerance = kernels::tolerance_for(run);
+                            out.judging = kernel_judging(run);
                             out.out = std::move(run.out);
                             out.kernel = std::string(to_string(run.kernel));
                             return out;

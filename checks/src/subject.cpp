@@ -4,6 +4,10 @@
 
 namespace pmqa::checks {
 
+Judging kernel_judging(const kernels::RunResult& run) {
+  return {.contract = Contract::clean, .tolerance = kernels::tolerance_for(run), .nan = NanRule::propagate};
+}
+
 Subject kernel_subject(std::shared_ptr<kernels::Executor> executor, Path path) {
   const bool gpu = executor->arch() != "host";
   std::string name = std::string(to_string(path)) + "/" + executor->name();
@@ -11,7 +15,7 @@ Subject kernel_subject(std::shared_ptr<kernels::Executor> executor, Path path) {
   Subject s{std::move(name), gpu && path == Path::fused, [executor = std::move(executor), path](const Case& c) {
             auto run = executor->run(path, c);
             SubjectOutput o;
-            o.tolerance = kernels::tolerance_for(run);
+            o.judging = kernel_judging(run);
             o.out = std::move(run.out);
             o.kernel = std::string(to_string(run.kernel));
             return o;

@@ -59,7 +59,7 @@ TEST_P(FusedMmaOnHost, EveryFittingCaseMatchesTheReference) {
     ASSERT_EQ(run.kernel, GetParam()) << sc.name;
     ++ran;
     ++copies[run.key_copies];
-    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = kernels::tolerance_for(run)});
+    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.judging = {.tolerance = kernels::tolerance_for(run)}});
     EXPECT_TRUE(rep.passed()) << sc.name << " (" << to_string(run.kernel) << ", " << run.key_copies << " on host-w32)\n"
                               << rep.to_text();
   }
@@ -95,7 +95,7 @@ TEST_P(FusedMmaOnHost, ShuffledSchedulesGiveTheSameBits) {
     const bool wgmma = GetParam() == KernelId::fused_wgmma;
     EXPECT_EQ(run.key_copies, !wgmma ? "" : block_size == 64 ? "tensor-map" : "cp.async") << "block_size " << block_size;
     EXPECT_TRUE(run.deterministic()) << run.differing_cells << " cells differ, block_size " << block_size;
-    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
+    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.judging = {.tolerance = Tolerance::matrix_unit()}});
     EXPECT_TRUE(rep.passed()) << "block_size " << block_size << "\n" << rep.to_text();
   }
 }
@@ -107,7 +107,7 @@ TEST_P(FusedMmaOnHost, SharesFindTheirFirstChunkPastTheFirstGroup) {
     const Case c = test::many_sequences(block_size);
     const auto run = kernels::make_host_executor({.warp_size = 32})->run(Path::fused, c, {.kernel = GetParam()});
     ASSERT_EQ(run.kernel, GetParam());
-    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
+    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.judging = {.tolerance = Tolerance::matrix_unit()}});
     EXPECT_TRUE(rep.passed()) << "block_size " << block_size << " (" << to_string(run.kernel) << ", " << run.key_copies << ")\n"
                               << rep.to_text();
   }
@@ -127,7 +127,7 @@ TEST(FusedMmaKeyCopies, TensorMapWhereTheCacheAllowsIt) {
     s.max_model_len = 320;
     const Case c = fixtures::make_case(s);
     const auto run = w32->run(Path::fused, c, {.kernel = kernel});
-    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
+    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.judging = {.tolerance = Tolerance::matrix_unit()}});
     EXPECT_TRUE(rep.passed()) << "block_size " << block_size << "\n" << rep.to_text();
     return run.key_copies;
   };
@@ -156,7 +156,7 @@ TEST(FusedMfmaOnHost, EveryFittingCaseMatchesTheReference) {
     const auto run = exec->run(Path::fused, c);  // the first fused kernel that fits
     ASSERT_EQ(run.kernel, KernelId::fused_mfma) << run.kernel_reason;
     ++ran;
-    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = kernels::tolerance_for(run)});
+    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.judging = {.tolerance = kernels::tolerance_for(run)}});
     EXPECT_TRUE(rep.passed()) << sc.name << " (fused-mfma on host-w64)\n" << rep.to_text();
   }
   EXPECT_GE(ran, 6);
@@ -176,7 +176,7 @@ TEST(FusedMfmaOnHost, ShuffledSchedulesGiveTheSameBits) {
   const auto exec = kernels::make_host_executor({.emulate = kMfmaHost, .schedule_seed = 0xC0FFEE});
   const auto run = exec->run(Path::fused, c, {.kernel = KernelId::fused_mfma, .launches = 3});
   EXPECT_TRUE(run.deterministic()) << run.differing_cells << " cells differ";
-  const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = Tolerance::matrix_unit()});
+  const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.judging = {.tolerance = Tolerance::matrix_unit()}});
   EXPECT_TRUE(rep.passed()) << rep.to_text();
 }
 

@@ -48,7 +48,7 @@ TEST_P(GpuSuite, EveryCaseMatchesTheReference) {
     const Case c = fixtures::make_case(sc.spec);
     const Reference ref = compute_reference(c, {.precision = Precision::fp32});
     const auto run = exec->run(path_of(mode), c, options_for(mode, c, *exec));
-    const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
+    const Report rep = compare(c, ref, run.out, {.judging = {.tolerance = kernels::tolerance_for(run)}});
     EXPECT_TRUE(rep.passed()) << sc.name << " on " << exec->name() << " (" << to_string(run.kernel) << ", keys by "
                               << run.key_copies << ")\n"
                               << rep.to_text();
@@ -88,7 +88,7 @@ TEST(GpuRelaunch, TwentyLaunchesAreBitwiseIdenticalAndCorrect) {
       EXPECT_EQ(run.launches, 20);
       EXPECT_TRUE(run.deterministic()) << name << " " << to_string(path) << ": " << run.differing_cells
                                        << " cell differences, first at storage index " << run.first_differing;
-      const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
+      const Report rep = compare(c, ref, run.out, {.judging = {.tolerance = kernels::tolerance_for(run)}});
       EXPECT_TRUE(rep.passed()) << to_string(run.kernel) << "\n" << rep.to_text();
     }
   }
@@ -144,7 +144,7 @@ TEST(GpuLargeOffsets, RowsAndBlocksPastTwoGigabytes) {
   for (const auto& f : kernels::kernel_fits(Path::fused, c, exec->caps())) {
     if (!f.fits()) continue;
     const auto run = exec->run(Path::fused, c, {.kernel = f.kernel});
-    const Report rep = compare(c, ref, run.out, {.tolerance = kernels::tolerance_for(run)});
+    const Report rep = compare(c, ref, run.out, {.judging = {.tolerance = kernels::tolerance_for(run)}});
     EXPECT_TRUE(rep.passed()) << to_string(run.kernel) << "\n" << rep.to_text();
     ++ran;
   }

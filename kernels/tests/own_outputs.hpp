@@ -39,7 +39,7 @@ inline void judge_own_output(const std::string& case_name, const Case& c, const 
   row.kernel = kernel_label(run);
   row.profile = t.name;
   ++row.outputs;
-  const CompareOptions options{.tolerance = t};
+  const CompareOptions options{.judging = {.tolerance = t}};
   const Report rep = compare(c, oracle, run.out, options);
   if (!rep.passed()) {
     row.failures.push_back(case_name + ": " + rep.to_text());

@@ -42,7 +42,7 @@ TEST(RunDecision, RunsTheDecidedKernelAndNotesItInTheTrace) {
     const auto exec = host_as(arch);
     const auto run = kernels::run_decision(*exec, d, c);
     EXPECT_EQ(family_name(run.kernel), d.kernel) << arch;
-    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.tolerance = kernels::tolerance_for(run)});
+    const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out, {.judging = {.tolerance = kernels::tolerance_for(run)}});
     EXPECT_TRUE(rep.passed()) << arch << "\n" << rep.to_text();
     const auto entry = dispatch::Trace::global().find(d.trace_id);
     ASSERT_TRUE(entry && entry->executor) << arch;

@@ -66,7 +66,7 @@ TEST(ArchMatrixNumeric, EveryRunnableRowMatchesTheReference) {
         tolerance = kernels::tolerance_for(run);
         out = std::move(run.out);
       }
-      const Report rep = compare(c, ref, out, {.tolerance = tolerance});
+      const Report rep = compare(c, ref, out, {.judging = {.tolerance = tolerance}});
       if (!rep.passed()) return dispatch::NumericResult{false, exec->name() + ": " + rep.to_text()};
     }
     ++rows_run;

@@ -97,7 +97,7 @@ TEST_P(GpuKernelVsReference, SameBytesBoundAndCleanContract) {
     const auto run = exec->run(g.path, c, {.kernel = g.kernel, .launches = 2});
     RC_ASSERT(run.deterministic());
     const Report rep = compare(c, compute_reference(c, {.precision = Precision::fp64}), run.out,
-                               {.tolerance = kernels::tolerance_for(run)});
+                               {.judging = {.tolerance = kernels::tolerance_for(run)}});
     if (!rep.passed()) RC_FAIL(rep.to_text());
   });
   EXPECT_TRUE(ok);
@@ -122,7 +122,7 @@ TEST_P(FusedVsTwoStage, AgreeWithinTheBound) {
     const Reference oracle = compute_reference(c, {.precision = Precision::fp64});
     const auto fused = exec->run(Path::fused, c);
     const auto two = exec->run(Path::two_stage, c);
-    const Report rep = compare(c, as_reference(two.out, oracle), fused.out, {.tolerance = kernels::tolerance_for(fused)});
+    const Report rep = compare(c, as_reference(two.out, oracle), fused.out, {.judging = {.tolerance = kernels::tolerance_for(fused)}});
     if (!rep.passed()) RC_FAIL(rep.to_text());
   });
   EXPECT_TRUE(ok);

@@ -2,7 +2,7 @@
 //
 // Nothing here computes a logit or judges a cell: a case is read (read_case_file) or generated
 // (fixtures::make_case) by the C++ code, the oracle is compute_reference, the defaults are
-// `pmqa verify`'s (file_compare_options), the verdict is compare(). The Python package (pmqa/)
+// `pmqa verify`'s (file_judging: the one resolution of a file's Judging), the verdict is compare(). The Python package (pmqa/)
 // turns tensors into float32 arrays and arrays into torch tensors; this module only moves bytes.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -133,12 +133,25 @@ py::array view(const std::shared_ptr<const cases::CaseFile>& f, const std::vecto
   return a;
 }
 
-cases::JudgeOverrides overrides_from(const std::optional<std::string>& contract, const std::optional<std::string>& tolerance,
-                              const std::optional<std::string>& nan) {
-  cases::JudgeOverrides o;
-  if (contract) o.contract = parse_contract(*contract);  // std::invalid_argument -> ValueError
-  if (tolerance) o.tolerance = Tolerance::named(*tolerance);
-  if (nan) o.nan = parse_nan_rule(*nan);
+// The parts of a Judging Python forces, one dict {"contract", "tolerance", "nan"} of names (a part
+// left out or None: the file's, else the default). Each name parsed here, once; a bad one or an
+// unknown key is a ValueError naming it.
+JudgingOverrides overrides_from(const std::optional<py::dict>& judging) {
+  JudgingOverrides o;
+  if (!judging) return o;
+  for (const auto& [key_obj, value] : *judging) {
+    const std::string key = py::str(key_obj);
+    if (value.is_none()) continue;
+    const std::string name = py::str(value);
+    try {
+      if (key == "contract") o.contract = parse_contract(name);
+      else if (key == "tolerance") o.tolerance = Tolerance::named(name);
+      else if (key == "nan") o.nan = parse_nan_rule(name);
+      else throw std::invalid_argument("unknown part (expected contract, tolerance or nan)");
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("judging[" + key + "]: " + e.what());  // std::invalid_argument -> ValueError
+    }
+  }
   return o;
 }
 
@@ -224,8 +237,9 @@ py::array_t<std::int64_t> valid_keys(const Handle& h) {
 // The oracle's logits, dense [rows, max_model_len] float64 (-inf past E_r), under a NaN rule.
 py::array_t<double> reference_logits(const Handle& h, const std::optional<std::string>& nan, const std::string& precision) {
   const auto f = loaded_file(h);
-  NanRule rule = cases::file_compare_options(*f, h->source().empty() ? h->name() : h->source(), {}).nan;
-  if (nan) rule = parse_nan_rule(*nan);
+  JudgingOverrides given;
+  if (nan) given.nan = parse_nan_rule(*nan);
+  const NanRule rule = cases::file_judging(*f, h->source().empty() ? h->name() : h->source(), given).nan;
   std::shared_ptr<const Reference> ref;
   if (precision == "fp64") {
     ref = loaded_oracle(h);
@@ -243,30 +257,31 @@ py::array_t<double> reference_logits(const Handle& h, const std::optional<std::s
 }
 
 // The comparison pmqa verify makes of a file, on these logits.
-Report verify(const Handle& h, const py::array_t<float>& logits, const std::optional<std::string>& contract,
-              const std::optional<std::string>& tolerance, const std::optional<std::string>& nan, int max_listed) {
+Report verify(const Handle& h, const py::array_t<float>& logits, const std::optional<py::dict>& judging, int max_listed) {
   const auto f = loaded_file(h);
   const std::string source = h->source().empty() ? h->name() : h->source();
-  CompareOptions options = cases::file_compare_options(*f, source, overrides_from(contract, tolerance, nan));
-  options.with_map = true;
-  options.max_listed = max_listed;
+  const CompareOptions options{
+      .judging = cases::file_judging(*f, source, overrides_from(judging)), .max_listed = max_listed, .with_map = true};
   OutputBuffer out = output_from(f->c, logits);
   const auto oracle = loaded_oracle(h);
   py::gil_scoped_release release;
   return compare(f->c, *oracle, out, options);
 }
 
-// The options pmqa verify would judge this case under (for the Report's reproduce line).
-py::dict judged_options(const Handle& h, const std::optional<std::string>& contract,
-                        const std::optional<std::string>& tolerance, const std::optional<std::string>& nan) {
+// A Judging as Python sees it: {"contract": ..., "tolerance": ..., "nan": ...}, each by its name.
+py::dict judging_dict(const Judging& j) {
+  py::dict d;
+  d["contract"] = std::string(to_string(j.contract));
+  d["tolerance"] = j.tolerance.name;
+  d["nan"] = std::string(to_string(j.nan));
+  return d;
+}
+
+// The Judging pmqa verify would judge this case under, before any logits (a Report records its own).
+py::dict judged_options(const Handle& h, const std::optional<py::dict>& judging) {
   const auto f = loaded_file(h);
   const std::string source = h->source().empty() ? h->name() : h->source();
-  const CompareOptions o = cases::file_compare_options(*f, source, overrides_from(contract, tolerance, nan));
-  py::dict d;
-  d["contract"] = std::string(to_string(o.contract));
-  d["tolerance"] = o.tolerance.name;
-  d["nan"] = std::string(to_string(o.nan));
-  return d;
+  return judging_dict(cases::file_judging(*f, source, overrides_from(judging)));
 }
 
 void write_case(const Handle& h, const std::string& path, const std::optional<py::array_t<float>>& logits,
@@ -406,10 +421,9 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("convention"), py::arg("platform") = "", py::arg("overlays") = std::vector<std::string>{});
   m.def("reference", &reference_logits, py::arg("case"), py::arg("nan") = py::none(), py::arg("precision") = "fp64");
-  m.def("verify", &verify, py::arg("case"), py::arg("logits"), py::arg("contract") = py::none(),
-        py::arg("tolerance") = py::none(), py::arg("nan") = py::none(), py::arg("max_listed") = 10);
-  m.def("judged_options", &judged_options, py::arg("case"), py::arg("contract") = py::none(),
-        py::arg("tolerance") = py::none(), py::arg("nan") = py::none());
+  m.def("verify", &verify, py::arg("case"), py::arg("logits"), py::arg("judging") = py::none(),
+        py::arg("max_listed") = 10);
+  m.def("judged_options", &judged_options, py::arg("case"), py::arg("judging") = py::none());
   m.def("write_case", &write_case, py::arg("case"), py::arg("path"), py::arg("logits") = py::none(),
         py::arg("contract") = py::none(), py::arg("metadata") = std::map<std::string, std::string>{});
   m.def("tolerance_names", &Tolerance::names);
@@ -505,9 +519,10 @@ PYBIND11_MODULE(_core, m) {
           },
           py::arg("where") = "")
       .def_readonly("case_description", &Report::case_description)
-      .def_property_readonly("contract", [](const Report& r) { return std::string(to_string(r.contract)); })
-      .def_readonly("tolerance", &Report::tolerance)
-      .def_property_readonly("nan_rule", [](const Report& r) { return std::string(to_string(r.nan_rule)); })
+      .def_property_readonly("judging", [](const Report& r) { return judging_dict(r.judging); })
+      .def_property_readonly("contract", [](const Report& r) { return std::string(to_string(r.judging.contract)); })
+      .def_property_readonly("tolerance", [](const Report& r) { return r.judging.tolerance.name; })
+      .def_property_readonly("nan_rule", [](const Report& r) { return std::string(to_string(r.judging.nan)); })
       .def_readonly("cells_checked", &Report::cells_checked)
       .def_readonly("value_mismatches", &Report::value_mismatches)
       .def_readonly("nan_mismatches", &Report::nan_mismatches)

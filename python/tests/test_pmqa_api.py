@@ -175,6 +175,7 @@ def test_correct_logits_pass_and_a_wrong_page_fails_where_it_is(plain):
     rep = pmqa.verify(c, good)
     assert rep.passed and rep.worst < 1 and rep.calc_diff is not None
     assert rep.contract == "clean" and rep.tolerance == "fp32" and rep.nan_rule == "propagate"
+    assert rep.judging == {"contract": "clean", "tolerance": "fp32", "nan": "propagate"}, "one judging value"
     assert "PASS" in str(rep) and "error map" not in str(rep)
 
     r, e = first_long_row(c)
@@ -285,7 +286,11 @@ def test_file_metadata_sets_the_defaults(tmp_path, quick):
     assert f.metadata["tolerance"] == "matrix-unit" and f.source.endswith("a.safetensors")
     rep = pmqa.verify(f, f.logits)
     assert rep.passed and rep.tolerance == "matrix-unit" and rep.nan_rule == "relu-clamp"
-    assert not pmqa.verify(f, f.logits, nan="propagate").passed
+    # The reproduce line is what the report recorded, not a second resolution.
+    assert rep.reproduce.endswith(f"--contract {rep.contract} --tolerance matrix-unit --nan relu-clamp"), rep.reproduce
+    forced = pmqa.verify(f, f.logits, nan="propagate")
+    assert not forced.passed and forced.judging["nan"] == "propagate" and forced.judging["tolerance"] == "matrix-unit"
+    assert forced.reproduce.endswith("--tolerance matrix-unit --nan propagate"), forced.reproduce
     g = write_file(c, tmp_path / "b.safetensors", clamped, tolerance="fp16")
     with pytest.raises(pmqa.CaseFileError) as info:
         pmqa.verify(g, g.logits)

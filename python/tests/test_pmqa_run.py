@@ -392,6 +392,19 @@ class Runner(unittest.TestCase):
         self.assertEqual(_recorded_tolerance("matrix-unit", "float32"), "matrix-unit")
         self.assertEqual({c.nan for c in CONVENTIONS.values() if c.name != "eager"}, {"relu-clamp"})
 
+    def test_a_convention_gives_one_judging_value(self):
+        # What the result file records for pmqa verify, as one value: the runner's flags over the
+        # convention's contract, its bf16-widened profile and the NaN rule of the path seen.
+        rocm = CONVENTIONS["vllm-rocm"]
+        self.assertEqual(rocm.judging("fused", "float32"),
+                         {"contract": "valid-only", "tolerance": "matrix-unit", "nan": "relu-clamp"})
+        self.assertEqual(rocm.judging("eager", "bfloat16"),
+                         {"contract": "valid-only", "tolerance": "matrix-unit-bf16", "nan": "propagate"})
+        self.assertEqual(rocm.judging(None, "float32", {"contract": "clean", "tolerance": None, "nan": "propagate"}),
+                         {"contract": "clean", "tolerance": "matrix-unit", "nan": "propagate"})
+        for c in CONVENTIONS.values():
+            self.assertEqual(set(c.judging(None, "float32")), {"contract", "tolerance", "nan"}, c.name)
+
     def test_torch_backend_without_torch_is_a_usage_error(self):
         try:
             import torch  # noqa: F401

@@ -66,9 +66,7 @@ class Comparer {
   Report run() {
     Report rep;
     rep.case_description = describe(c_);
-    rep.contract = o_.contract;
-    rep.tolerance = o_.tolerance.name;
-    rep.nan_rule = o_.nan;
+    rep.judging = o_.judging;
     if (o_.with_map) start_map(rep);
     for (std::int64_t r = 0; r < c_.rows(); ++r) compare_row(r, rep);
     judge_region(rep, rep.global, all_, {.gate = Gate::global, .over = Gate::global});
@@ -85,7 +83,7 @@ class Comparer {
     if (all_.cells > 0) {
       rep.means.offset = all_.mean(BiasKind::offset);
       rep.means.scale = all_.mean(BiasKind::scale);
-      rep.means.limit = bias_limit(o_.tolerance, all_.cells);
+      rep.means.limit = bias_limit(o_.judging.tolerance, all_.cells);
       rep.means.cells = all_.cells;
     }
     rep.guard_violations = out_.count_guard_violations();
@@ -128,14 +126,14 @@ class Comparer {
 
   void compare_row(std::int64_t r, Report& rep) {
     const std::int64_t e = ref_.valid(r);
-    const std::int64_t last = o_.contract == Contract::clean ? c_.max_model_len : e;
+    const std::int64_t last = o_.judging.contract == Contract::clean ? c_.max_model_len : e;
     RegionSums row, block;
     for (std::int64_t j = 0; j < last; ++j) {
       const double got = out_.at(r, j);
       ++rep.cells_checked;
       if (j < e && j % c_.block_size == 0 && j > 0) close_block(rep, block, r, j / c_.block_size - 1);
       if (is_sentinel(out_.at(r, j))) {
-        record(rep, MismatchKind::unwritten, r, j, got, ref_.at(r, j, o_.nan), 0);
+        record(rep, MismatchKind::unwritten, r, j, got, ref_.at(r, j, o_.judging.nan), 0);
         ++rep.unwritten;
         mark(r, j, ErrorMap::unwritten);
         continue;
@@ -174,7 +172,7 @@ class Comparer {
     if (sums.cells == 0) return false;
     where.cells = sums.cells;
     where.rms = sums.rms();
-    where.limit = region_limit(o_.tolerance, sums.cells);
+    where.limit = region_limit(o_.judging.tolerance, sums.cells);
     gate.worst = std::max(gate.worst, where.rms / where.limit);
     if (where.rms <= where.limit) return false;
     ++gate.failing;
@@ -191,7 +189,7 @@ class Comparer {
     if (sums.cells == 0) return false;
     where.cells = sums.cells;
     where.rms = sums.rms();
-    where.limit = bias_limit(o_.tolerance, sums.cells);
+    where.limit = bias_limit(o_.judging.tolerance, sums.cells);
     const double offset = sums.mean(BiasKind::offset), scale = sums.mean(BiasKind::scale);
     // |mean| over its limit; NaN (infinite z of both signs) counts as broken.
     auto over = [&](double mean) { return std::isnan(mean) ? INFINITY : std::fabs(mean) / where.limit; };
@@ -210,9 +208,9 @@ class Comparer {
 
   void compare_valid(std::int64_t r, std::int64_t j, double got, Report& rep, RegionSums& row, RegionSums& block) {
     const double propagated = ref_.at(r, j, NanRule::propagate);
-    const double want = ref_.at(r, j, o_.nan);
-    const double limit = element_limit(c_, ref_, o_.tolerance, r, j);
-    const double cell_sigma = limit / o_.tolerance.z_element;
+    const double want = ref_.at(r, j, o_.judging.nan);
+    const double limit = element_limit(c_, ref_, o_.judging.tolerance, r, j);
+    const double cell_sigma = limit / o_.judging.tolerance.z_element;
     if (std::isnan(propagated)) note_nan_behaviour(rep, got, ref_.at(r, j, NanRule::relu_clamp), limit);
     if (std::isnan(want) || std::isnan(got)) {
       if (std::isnan(want) != std::isnan(got)) {
@@ -415,8 +413,8 @@ std::string Report::broken() const {
 std::string Report::to_text() const {
   std::ostringstream s;
   s << (passed() ? "PASS " : "FAIL ") << case_description << "\n";
-  s << "  contract " << to_string(contract) << ", tolerance " << tolerance << ", NaN rule " << to_string(nan_rule)
-    << ": " << failing_cells() << " failing cell(s), " << failing_regions() << " region(s) over their limit, in "
+  s << "  " << judging.describe() << ": " << failing_cells() << " failing cell(s), " << failing_regions()
+    << " region(s) over their limit, in "
     << cells_checked << " checked cells" << (passed() ? "" : " (broke: " + broken() + ")") << "\n";
   s << "  gates, worst error over limit: element " << worst_bound_ratio << " (" << value_mismatches
     << " over), block " << block.worst << " (" << block.failing << " over), row " << row.worst << " (" << row.failing
@@ -450,9 +448,9 @@ nlohmann::json Report::to_json() const {
   nlohmann::json j;
   j["passed"] = passed();
   j["case"] = case_description;
-  j["contract"] = to_string(contract);
-  j["tolerance"] = tolerance;
-  j["nan_rule"] = to_string(nan_rule);
+  j["contract"] = to_string(judging.contract);
+  j["tolerance"] = judging.tolerance.name;
+  j["nan_rule"] = to_string(judging.nan);
   j["nan_seen"] = nan_seen.describe();
   j["broken"] = broken();
   j["cells_checked"] = cells_checked;

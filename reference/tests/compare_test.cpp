@@ -27,7 +27,7 @@ class CompareTest : public ::testing::Test {
   OutputBuffer correct_output(const Case& c) const { return reference_output(c); }
 
   Report check(const OutputBuffer& out, Contract contract = Contract::clean) const {
-    return compare(c_, ref_, out, {.contract = contract});
+    return compare(c_, ref_, out, {.judging = {.contract = contract}});
   }
 
   Case c_;
@@ -187,7 +187,7 @@ TEST_F(CompareTest, BlockGateCatchesOnePageSlightlyOff) {
   const Tolerance t = Tolerance::matrix_unit();
   OutputBuffer out = as_output(ref_);
   offset_cells(out, c_, ref_, t, 0, 32, 48, 0.5 * t.z_element);
-  const Report r = compare(c_, ref_, out, {.tolerance = t});
+  const Report r = compare(c_, ref_, out, {.judging = {.tolerance = t}});
   EXPECT_FALSE(r.passed());
   EXPECT_EQ(r.broken(), "block, bias (above the reference)") << r.to_text();
   EXPECT_EQ(r.block.failing, 1);
@@ -204,10 +204,10 @@ TEST_F(CompareTest, BlockGateCatchesOnePageSlightlyOff) {
   OutputBuffer near = as_output(ref_);
   for (std::int64_t j = 32; j < 48; ++j)
     offset_cells(near, c_, ref_, t, 0, j, j + 1, (j % 2 ? 0.2 : -0.2) * t.z_element);
-  const Report mixed = compare(c_, ref_, near, {.tolerance = t});
+  const Report mixed = compare(c_, ref_, near, {.judging = {.tolerance = t}});
   EXPECT_TRUE(mixed.passed()) << mixed.to_text();
   offset_cells(near, c_, ref_, t, 0, 32, 48, 0.2 * t.z_element);
-  const Report one_sign = compare(c_, ref_, near, {.tolerance = t});
+  const Report one_sign = compare(c_, ref_, near, {.judging = {.tolerance = t}});
   EXPECT_EQ(one_sign.broken(), "bias (above the reference)") << one_sign.to_text();
 }
 
@@ -228,7 +228,7 @@ TEST(CompareGates, RowGateCatchesARowSlightlyOffWhenBlocksHoldOneKey) {
   const Tolerance t = Tolerance::fp32();
   OutputBuffer out = as_output(ref);
   offset_cells(out, c, ref, t, 0, 0, 64, 0.6 * t.z_element);
-  const Report r = compare(c, ref, out, {.tolerance = t});
+  const Report r = compare(c, ref, out, {.judging = {.tolerance = t}});
   EXPECT_EQ(r.broken(), "row, global, bias (above the reference)") << r.to_text();
   EXPECT_EQ(r.row.failing, 1);
 }
@@ -251,7 +251,7 @@ TEST_F(CompareTest, BiasGateCatchesAScaleInsideEveryCellsNoise) {
       for (std::int64_t r = 0; r < c_.rows(); ++r)
         for (std::int64_t j = 0; j < ref_.valid(r); ++j)
           out.at(r, j) = static_cast<float>(ref_.at(r, j) * (1.0 + sign * 0.3 / most));
-      const Report rep = compare(c_, ref_, out, {.tolerance = t});
+      const Report rep = compare(c_, ref_, out, {.judging = {.tolerance = t}});
       EXPECT_LT(rep.worst_bound_ratio, 0.31) << name;
       EXPECT_LE(std::max({rep.block.worst, rep.row.worst, rep.global.worst}), 1.0) << name;
       EXPECT_EQ(rep.broken(), sign > 0 ? "bias (magnitude too large)" : "bias (magnitude too small)")
@@ -267,7 +267,7 @@ TEST_F(CompareTest, BiasGateCatchesAScaleInsideEveryCellsNoise) {
       EXPECT_EQ(j["bias"]["signs"], sign > 0 ? "magnitude too large" : "magnitude too small");
       Tolerance off = t;
       off.bias_allowed = INFINITY;
-      EXPECT_TRUE(compare(c_, ref_, out, {.tolerance = off}).passed()) << name << ": the rms gates alone pass it";
+      EXPECT_TRUE(compare(c_, ref_, out, {.judging = {.tolerance = off}}).passed()) << name << ": the rms gates alone pass it";
     }
   }
 }
@@ -278,7 +278,7 @@ TEST_F(CompareTest, BiasGateNamesAnOffsetAndMarksItsRow) {
   const Tolerance t = Tolerance::fp32();
   OutputBuffer out = as_output(ref_);
   offset_cells(out, c_, ref_, t, 0, 0, c_.max_model_len, 2.5);
-  const Report rep = compare(c_, ref_, out, {.tolerance = t, .with_map = true});
+  const Report rep = compare(c_, ref_, out, {.judging = {.tolerance = t}, .with_map = true});
   EXPECT_EQ(rep.broken(), "bias (above the reference)") << rep.to_text();
   // Its blocks fail too; a block whose logits share a sign cannot tell an offset from a scale, the
   // row can.
@@ -310,7 +310,7 @@ TEST_F(CompareTest, WholeOutputHalvedBreaksEveryGate) {
   for (std::int64_t r = 0; r < c_.rows(); ++r)
     for (std::int64_t j = 0; j < c_.valid_keys(r); ++j) out.at(r, j) *= 0.5f;
   for (const auto& name : Tolerance::names()) {
-    const Report r = compare(c_, ref_, out, {.tolerance = Tolerance::named(name)});
+    const Report r = compare(c_, ref_, out, {.judging = {.tolerance = Tolerance::named(name)}});
     EXPECT_EQ(r.broken(), "element, block, row, global, bias (magnitude too small)") << name << "\n" << r.to_text();
   }
 }
@@ -325,7 +325,7 @@ class CompareNanRules : public CompareTest {
     nan_.q[static_cast<std::size_t>((1 * nan_.next_n) * nan_.heads * nan_.head_dim)] = 0x7F;  // b 1, n 0 (row 2), head 0
     oracle_ = compute_reference(nan_, {.precision = Precision::fp64});
   }
-  Report judge(const OutputBuffer& out, NanRule rule) const { return compare(nan_, oracle_, out, {.nan = rule}); }
+  Report judge(const OutputBuffer& out, NanRule rule) const { return compare(nan_, oracle_, out, {.judging = {.nan = rule}}); }
   Case nan_;
   Reference oracle_;
 };

@@ -176,7 +176,7 @@ TEST(RealWorldCorpus, EveryFileGetsItsExpectedVerdict) {
   for (const auto& e : corpus().entries) {
     PeerRow& row = table[e.peer];
     ++row.files;
-    row.profile = cases::file_compare_options(e.f, e.file).tolerance.name;
+    row.profile = cases::file_compare_options(e.f, e.file).judging.tolerance.name;
     const Report r = judge(e, {}, 1 << 20);
     bool right = false;
     if (e.verdict == "pass") {
@@ -194,7 +194,7 @@ TEST(RealWorldCorpus, EveryFileGetsItsExpectedVerdict) {
     } else if (e.verdict == "nan-clamped") {
       // Wrong under propagate (the default) only where a NaN term sits, right under relu-clamp.
       const bool only_nan = !r.passed() && r.broken() == "NaN" && r.nan_seen.describe() == "relu-clamp";
-      const Report clamp = judge(e, {.contract = std::nullopt, .tolerance = std::nullopt, .nan = NanRule::relu_clamp});
+      const Report clamp = judge(e, {.judging = {.nan = NanRule::relu_clamp}});
       right = only_nan && clamp.passed();
       EXPECT_TRUE(only_nan) << e.file << ": should fail only on NaN cells, showing relu-clamp\n" << r.to_text();
       EXPECT_TRUE(clamp.passed()) << e.file << ": should pass under --nan relu-clamp\n" << clamp.to_text();
@@ -246,12 +246,12 @@ TEST(RealWorldCorpus, UniformScalesFailUnderTheRecordedProfile) {
     bool signal = false;
     for (std::int64_t r = 0; r < e.f.c.rows() && !signal; ++r)
       for (std::int64_t j = 0; j < e.oracle->valid(r) && !signal; ++j)
-        signal = std::isfinite(out.at(r, j)) && out.at(r, j) != 0.0f && std::isfinite(e.oracle->at(r, j, options.nan));
+        signal = std::isfinite(out.at(r, j)) && out.at(r, j) != 0.0f && std::isfinite(e.oracle->at(r, j, options.judging.nan));
     if (!signal) continue;  // nothing a scale can change (all rows empty)
     Row& row = table[e.peer];
-    row.profile = options.tolerance.name;
+    row.profile = options.judging.tolerance.name;
     ++row.outputs;
-    const bool bf16 = options.tolerance.unit_out > 0x1p-24;
+    const bool bf16 = options.judging.tolerance.unit_out > 0x1p-24;
     for (const auto& [name, factor] : scales) {
       OutputBuffer m = out;
       for (std::int64_t r = 0; r < e.f.c.rows(); ++r)
@@ -270,7 +270,7 @@ TEST(RealWorldCorpus, UniformScalesFailUnderTheRecordedProfile) {
       if (rep.broken().rfind("bias", 0) == 0) ++row.by_bias_only[name];
       row.least_over[name] = row.least_over.count(name) ? std::min(row.least_over[name], rep.bias.worst) : rep.bias.worst;
       CompareOptions without = options;
-      without.tolerance.bias_allowed = INFINITY;
+      without.judging.tolerance.bias_allowed = INFINITY;
       if (compare(e.f.c, *e.oracle, m, without).passed()) ++row.pass_without_bias[name];
     }
     if (bf16) EXPECT_GT(row.pass_without_bias["x1.01"], 0) << "the rms gates alone should miss x1.01 under bf16";
@@ -303,7 +303,7 @@ TEST(RealWorldCorpus, MutantsOfCorrectOutputsFailUnderEveryProfile) {
     if (e.verdict != "pass") continue;
     for (const auto& name : Tolerance::names()) {
       const Tolerance t = Tolerance::named(name);
-      const CompareOptions options = cases::file_compare_options(e.f, e.file, {.contract = std::nullopt, .tolerance = t, .nan = std::nullopt});
+      const CompareOptions options = cases::file_compare_options(e.f, e.file, {.judging = {.tolerance = t}});
       const OutputBuffer out = cases::file_output(e.f, e.file);
       // A profile tighter than the kernel's own (fp32 for a matrix-unit kernel) is not one its
       // output is correct under: only outputs that pass a profile measure what it catches.

@@ -288,7 +288,8 @@ class Report:
         return self._r.worst_bound_ratio
 
     def __getattr__(self, key: str) -> Any:
-        # worst_bound_ratio, calc_diff, broken, gates, bias, nan_seen, contract, tolerance, nan_rule,
+        # worst_bound_ratio, calc_diff, broken, gates, bias, nan_seen, judging (its contract, tolerance,
+        # nan as one dict), contract, tolerance, nan_rule,
         # cells_checked, max_abs_error, max_rel_error, failures, failing_cells, failing_regions, ...
         return getattr(self._r, key)
 
@@ -364,7 +365,7 @@ def judging_tolerance(case: Case, logits: Any, tolerance: Optional[str] = None,
         if tensor_cores is not None:
             raise ValueError("give tolerance= or tensor_cores=, not both: tolerance names the whole profile")
         return tolerance, "given"
-    recorded = core.judged_options(case._h, None, None, None)["tolerance"]
+    recorded = core.judged_options(case._h)["tolerance"]
     mu = recorded in _MATRIX_UNIT if tensor_cores is None else bool(tensor_cores)
     dtype = _tensors.dtype_name(logits)
     low = dtype in _LOW_PRECISION or recorded in ("bf16-output", "matrix-unit-bf16")
@@ -379,8 +380,9 @@ def judging_tolerance(case: Case, logits: Any, tolerance: Optional[str] = None,
     return profile, ", ".join(reasons) or "the default"
 
 
-def _reproduce(case: Case, logits_are_the_files: bool, opts: Mapping[str, str]) -> str:
-    flags = f"--contract {opts['contract']} --tolerance {opts['tolerance']} --nan {opts['nan']}"
+def _reproduce(case: Case, logits_are_the_files: bool, judged: Mapping[str, str]) -> str:
+    """The command that reproduces a verdict, from the Judging its report recorded."""
+    flags = f"--contract {judged['contract']} --tolerance {judged['tolerance']} --nan {judged['nan']}"
     if case.source and logits_are_the_files:
         return f"pmqa verify {shlex.quote(case.source)} {flags}"
     if case.source:
@@ -407,10 +409,11 @@ def verify(case: Case, logits: Any, contract: Optional[str] = None, tolerance: O
         raise TypeError(f"case: expected a pmqa.Case (pmqa.read_case, pmqa.cases), got {type(case).__name__}")
     profile, why = judging_tolerance(case, logits, tolerance, tensor_cores)
     host = _tensors.host_float32(logits)
-    native = core.verify(case._h, host, contract, profile, nan, max_listed)
+    # One judging value: the parts given here, the rest the case file's (resolved once, in C++).
+    native = core.verify(case._h, host, {"contract": contract, "tolerance": profile, "nan": nan}, max_listed)
     stored = case._array("logits") if case.source else None
     same = stored is not None and host.__array_interface__["data"][0] == stored.__array_interface__["data"][0]
-    native.reproduce = _reproduce(case, same, core.judged_options(case._h, contract, profile, nan))
+    native.reproduce = _reproduce(case, same, native.judging)
     report = Report(native, case)
     report.tolerance_reason = why
     return report
@@ -432,8 +435,9 @@ class ArtifactSink:
         self.folder.mkdir(parents=True, exist_ok=True)
         stem = self.folder / _file_stem(case.name)
         case_file = stem.with_suffix(".safetensors")
-        case.save(str(case_file), logits, contract=report.contract,
-                  metadata={"tolerance": report.tolerance, "nan": report.nan_rule})
+        judged = report.judging  # the one Judging the report recorded
+        case.save(str(case_file), logits, contract=judged["contract"],
+                  metadata={"tolerance": judged["tolerance"], "nan": judged["nan"]})
         command = f"pmqa verify {shlex.quote(str(case_file))}"
         report._r.reproduce = command
         lines = ["", f"artifacts: {self.folder}", f"  case with these logits: {case_file.name}"]

@@ -13,14 +13,16 @@
 namespace pmqa::cases {
 
 struct JudgeOverrides {
-  std::optional<Contract> contract;
-  std::optional<Tolerance> tolerance;
-  std::optional<NanRule> nan;
+  JudgingOverrides judging{};  // the parts the caller forces (already parsed); the rest from the file
   int threads = 0;  // the oracle's threads (ReferenceOptions::threads; 0: every core)
 };
 
-// The comparison options for the file's logits. Bad "tolerance" or "nan" metadata is a
-// CaseFileError naming the file (`source`) and the field.
+// The file's Judging (resolve_judging over the overrides and the file's contract and metadata: the
+// one place a file's names are parsed on the way to a verdict). Bad "tolerance" or "nan" metadata
+// is a CaseFileError naming the file (`source`) and the field.
+Judging file_judging(const CaseFile& f, const std::string& source, const JudgingOverrides& overrides = {});
+
+// The comparison options for the file's logits: file_judging's, with compare()'s defaults otherwise.
 CompareOptions file_compare_options(const CaseFile& f, const std::string& source, const JudgeOverrides& overrides = {});
 
 // The file's logits as an OutputBuffer with no guard cells (a write outside a row cannot be seen
@@ -29,7 +31,7 @@ CompareOptions file_compare_options(const CaseFile& f, const std::string& source
 OutputBuffer file_output(const CaseFile& f, const std::string& source);
 
 // The fp64 oracle (with its noise scales) and the comparison of the file's logits under
-// file_compare_options; with_map also fills Report::map (pmqa verify --map, the JUnit text map).
+// file_compare_options (Report::judging records what was resolved); with_map also fills Report::map (pmqa verify --map, the JUnit text map).
 Report judge_case_file(const CaseFile& f, const std::string& source, const JudgeOverrides& overrides = {},
                        bool with_map = false);
 

@@ -20,13 +20,13 @@ struct Verdict {
   std::optional<Report> report;
 };
 
-// Judges an output against the oracle under the given options (contract, tolerance).
+// Judges an output against the oracle under the given options (their Judging: contract, tolerance, NaN rule).
 using Checker = std::function<Verdict(const Case&, const Reference&, const OutputBuffer&, const CompareOptions&)>;
 // compare(c, ref, out, options).passed(): what every suite and pmqa check use.
 Checker pmqa_checker();
 
 struct JudgeOptions {
-  std::optional<Tolerance> tolerance;  // judge under this profile instead of the subject's own
+  std::optional<Tolerance> tolerance;  // judge under this profile instead of the subject's own (its contract and NaN rule stay)
   Checker checker;                     // empty: pmqa_checker()
 };
 

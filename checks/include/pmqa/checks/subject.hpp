@@ -1,5 +1,5 @@
 // How a kernel is plugged into pmqa's checks: a Subject is a function from a Case to the output it
-// wrote, with the tolerance profile (and output contract) it is judged under. pmqa check's columns,
+// wrote, with the Judging it asks for: its tolerance profile, output contract and NaN rule. pmqa check's columns,
 // the quick suite and the gauntlet's kernel checks all judge Subjects (judge.hpp), so an external
 // C++ kernel wrapped as one is checked exactly as pmqa's own kernels are:
 //
@@ -7,7 +7,7 @@
 //     checks::SubjectOutput o;
 //     o.out = OutputBuffer(c.rows(), c.max_model_len);  // poisoned, guard cells around every row
 //     my_kernel(c, o.out);
-//     o.tolerance = Tolerance::matrix_unit();
+//     o.judging = {.tolerance = Tolerance::matrix_unit(), .nan = NanRule::relu_clamp};
 //     return o;
 //   }};
 //   const auto verdict = checks::judge_case(mine, c, compute_reference(c, {.precision = Precision::fp64}));
@@ -21,16 +21,15 @@
 #include "pmqa/kernels/executor.hpp"
 #include "pmqa/model/case.hpp"
 #include "pmqa/model/output.hpp"
-#include "pmqa/model/tolerance.hpp"
+#include "pmqa/model/judging.hpp"
 
 namespace pmqa::checks {
 
 // What a subject produced on one case, and how it asks to be judged.
 struct SubjectOutput {
   OutputBuffer out;
-  Tolerance tolerance = Tolerance::fp32();  // its accumulator's profile (spec §5)
-  Contract contract = Contract::clean;      // what it promises past E_r (spec §1.3)
-  std::string kernel;                       // what ran, for reports ("fused-mma/wgmma", "my-kernel")
+  Judging judging{};   // its contract (§1.3), accumulator's profile (§5) and NaN rule (§1.1)
+  std::string kernel;                      // what ran, for reports ("fused-mma/wgmma", "my-kernel")
 };
 
 struct Subject {
@@ -47,7 +46,11 @@ class CaseNotTaken : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One path of a pmqa executor, judged under the profile of the kernel that ran (tolerance_for).
+// How pmqa's own kernel that ran is judged: the clean contract, its profile (tolerance_for) and
+// propagate (every kernel's relu keeps NaN: kernels/device/README.md).
+Judging kernel_judging(const kernels::RunResult& run);
+
+// One path of a pmqa executor, judged under kernel_judging of the kernel that ran.
 Subject kernel_subject(std::shared_ptr<kernels::Executor> executor, Path path);
 
 // The fp32 reference itself (the oracle's own precision check).

@@ -27,6 +27,7 @@ from pmqa.cases.logits_file import RESERVED_LOGITS_KEYS
 
 from .backend import SENTINEL_BITS
 from .conventions import OpOutputError
+from .conventions.base import recorded_tolerance
 from .floor import floor_bytes, floor_ms
 from .inputs_check import changed_inputs, snapshot
 from .kernel_names import classify, judge
@@ -76,13 +77,6 @@ def shape_text(cf: CaseFile) -> str:
     return (f"B{cf.batch} N{cf.next_n} H{cf.heads} D{cf.head_dim} bs{cf.block_size} "
             f"{'fn' if cf.fp8_format == 'e4m3fn' else 'fnuz'} {cf.kv_layout}"
             f"{' lens2d' if cf.context_lens_2d else ''}")
-
-
-def recorded_tolerance(convention_profile: str, dtype: str) -> str:
-    """The profile a convention's output is judged under: bf16 logits add the bf16 roundings."""
-    if dtype != "bfloat16":
-        return convention_profile
-    return "matrix-unit-bf16" if convention_profile == "matrix-unit" else "bf16-output"
 
 
 def relaunch_difference(first: np.ndarray, again: np.ndarray, cf: CaseFile, contract: str) -> Optional[str]:
@@ -201,7 +195,10 @@ class CaseRunner:
         guard = inv.guard_problem()
         if guard:
             problems.append(guard)
-        contract = s.contract or self.convention.contract
+        # The one judging value recorded for pmqa verify (the runner's flags over the convention's).
+        judged = self.convention.judging(kernels.path if kernels else None, dtype,
+                                         {"contract": s.contract, "tolerance": s.tolerance, "nan": s.nan})
+        contract = judged["contract"]
         extra = {k: v for k, v in cf.extra.items() if k not in RUNNER_KEYS}
         timings = None
         if s.bench:
@@ -249,12 +246,10 @@ class CaseRunner:
             extra.update({"kernels": kernels.metadata(), "path": kernels.path})
             result.kernel_path = kernels.path
             result.kernels = kernels.describe()
-        nan_rule = s.nan or self.convention.nan_for_path(kernels.path if kernels else None)
-        tolerance = s.tolerance or recorded_tolerance(self.convention.tolerance, dtype)
         if getattr(s, "run_id", None):
             extra["run_id"] = s.run_id
         extra.update({"convention": self.convention.name, "device": self.backend.describe(), "runner": "pmqa-run",
-                      "tolerance": tolerance, "logits_dtype": dtype, "nan": nan_rule,
+                      "tolerance": judged["tolerance"], "logits_dtype": dtype, "nan": judged["nan"],
                       "platform": self.envelope.platform,
                       "envelope": ", ".join(os.path.basename(o) for o in self.envelope.origins)})
         if self.options.op_kwargs:

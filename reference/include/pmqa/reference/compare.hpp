@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "pmqa/model/case.hpp"
+#include "pmqa/model/judging.hpp"
 #include "pmqa/model/output.hpp"
 #include "pmqa/reference/reference.hpp"
 #include "pmqa/model/tolerance.hpp"
@@ -18,9 +19,7 @@
 namespace pmqa {
 
 struct CompareOptions {
-  Contract contract = Contract::clean;
-  Tolerance tolerance = Tolerance::fp32();
-  NanRule nan = NanRule::propagate;  // which NaN behaviour the kernel is allowed (spec §1.1)
+  Judging judging{};    // contract, tolerance profile and the NaN behaviour the kernel is allowed (spec §1.1)
   int max_listed = 10;  // mismatches (and regions) decoded in the report
   bool with_map = false;  // also fill Report::map
 };
@@ -128,9 +127,7 @@ struct NanBehaviour {
 
 struct Report {
   std::string case_description;  // describe(case)
-  Contract contract = Contract::clean;
-  std::string tolerance;
-  NanRule nan_rule = NanRule::propagate;
+  Judging judging;  // what the output was judged under (the reproduce line is built from it)
 
   std::int64_t cells_checked = 0;  // cells the contract compares
   std::int64_t value_mismatches = 0;

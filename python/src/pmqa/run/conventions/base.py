@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from pmqa.cases import CaseFile
 
 from ..backend import Backend
 from .common import Invocation, RunOptions
+
+
+def recorded_tolerance(convention_profile: str, dtype: str) -> str:
+    """The profile a convention's output is judged under: bf16 logits add the bf16 roundings."""
+    if dtype != "bfloat16":
+        return convention_profile
+    return "matrix-unit-bf16" if convention_profile == "matrix-unit" else "bf16-output"
 
 
 class Convention:
@@ -31,6 +38,17 @@ class Convention:
     def nan_for_path(self, path: Optional[str]) -> str:
         """The NaN behaviour of what ran (--expect-path knows the path; None: it was not recorded)."""
         return self.nan
+
+    def judging(self, path: Optional[str], logits_dtype: str,
+                given: Optional[Mapping[str, Optional[str]]] = None) -> Dict[str, str]:
+        """The one judging value the result file records for what ran, as pmqa verify reads it
+        back ({"contract", "tolerance", "nan"}, each by its name): a part given (the runner's
+        --contract, --tolerance, --nan) wins; else the convention's contract, its profile with
+        the bf16 roundings for bfloat16 logits, and the NaN rule of the path seen."""
+        given = given or {}
+        return {"contract": given.get("contract") or self.contract,
+                "tolerance": given.get("tolerance") or recorded_tolerance(self.tolerance, logits_dtype),
+                "nan": given.get("nan") or self.nan_for_path(path)}
 
     def chunk_q(self, cf: CaseFile, options: RunOptions) -> Optional[int]:
         """The ChunkQ the call passes (the envelope's chunk_q field), or None when it passes none."""
