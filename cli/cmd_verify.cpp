@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "command.hpp"
+#include "pmqa/model/case.hpp"
 #include "pmqa/model/tolerance.hpp"
 #include "printable.hpp"
 #include "progress.hpp"
 #include "results.hpp"
 #include "shard_option.hpp"
+#include "table.hpp"
 #include "verify_case.hpp"
 #include "verify_inputs.hpp"
 #include "verify_map.hpp"
@@ -45,7 +47,7 @@ VerifyOptions parse_options(const VerifyArgs& a) {
     try {
       o.judging.contract = parse_contract(a.contract);
     } catch (const std::invalid_argument&) {
-      throw UsageError("--contract " + a.contract + ": expected clean or valid-only");
+      throw UsageError("--contract " + a.contract + ": expected " + joined(contract_names(), " or "));
     }
   }
   if (!a.tolerance.empty()) {
@@ -198,12 +200,11 @@ Command add_verify_command(CLI::App& parent) {
       "A cell holding the sentinel NaN 0x7FF0CAFE counts as never written.");
   // Not ->required(): no files is answered with pmqa's own message and exit status 2.
   cmd.app->add_option("files", args->files, "case files (*.safetensors) or directories of them");
-  cmd.app->add_option("--contract", args->contract, "clean | valid-only (default: each file's own contract)");
+  cmd.app->add_option("--contract", args->contract, joined(contract_names()) + " (default: each file's own contract)");
   cmd.app->add_option("--tolerance", args->tolerance,
-                      "fp32 | matrix-unit | bf16-output | matrix-unit-bf16 (default: the file's \"tolerance\" "
-                      "metadata, else fp32)");
+                      joined(Tolerance::names()) + " (default: the file's \"tolerance\" metadata, else fp32)");
   cmd.app->add_option("--nan", args->nan,
-                      "propagate | relu-clamp: the NaN behaviour accepted (default: the file's \"nan\" metadata, "
+                      joined(nan_rule_names()) + ": the NaN behaviour accepted (default: the file's \"nan\" metadata, "
                       "else propagate)");
   cmd.app->add_option("--junit", args->junit, "write JUnit XML here");
   cmd.app->add_option("--json", args->json, "write a JSON report here");

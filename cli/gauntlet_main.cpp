@@ -19,6 +19,7 @@
 #include "command.hpp"
 #include "pmqa/gauntlet/gauntlet.hpp"
 #include "progress.hpp"
+#include "table.hpp"
 
 namespace pmqa::cli {
 namespace {
@@ -223,8 +224,8 @@ void add_options(CLI::App& app, GauntletCliOptions& o) {
   app.add_flag("--no-gigabytes", o.no_gigabytes, "skip the ~4.2 GiB host run past 2^31 bytes of output");
   app.add_flag("--no-baseline", o.no_baseline, "skip the unmutated run (no-false-alarm check)");
   app.add_option("--profile", o.profile,
-                 "compare under this tolerance profile instead of each check's own (fp32, matrix-unit, bf16-output, "
-                 "matrix-unit-bf16), or all: the gauntlet once per profile");
+                 "compare under this tolerance profile instead of each check's own (" + joined(Tolerance::names(), ", ") +
+                     "), or all: the gauntlet once per profile");
   app.add_flag("--by-kernel", o.by_kernel,
                "also print the kernel mutants by kernel: the fewest cases a check needed to fail one each kernel ran");
   app.add_flag("--list", o.list, "list the mutants and exit");

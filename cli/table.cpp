@@ -43,6 +43,12 @@ std::string format_fixed(double v, int decimals) {
   return buf;
 }
 
+std::string joined(const std::vector<std::string>& names, const std::string& separator) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : separator) + n;
+  return out;
+}
+
 std::string shape_summary(const Case& c) {
   std::ostringstream s;
   s << "B" << c.batch << " N" << c.next_n << " H" << c.heads << " D" << c.head_dim << " bs" << c.block_size << " "

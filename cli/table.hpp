@@ -23,5 +23,7 @@ class Table {
 std::string format_g(double v);                     // 3 significant digits
 std::string format_fixed(double v, int decimals);
 std::string shape_summary(const Case& c);           // "B8 N2 H4 D32 bs16 fn normal"
+// Names for a help text or message: "a | b | c" (the model's name lists, so no help spells them).
+std::string joined(const std::vector<std::string>& names, const std::string& separator = " | ");
 
 }  // namespace pmqa::cli

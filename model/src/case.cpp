@@ -37,6 +37,12 @@ Contract parse_contract(std::string_view text) {
   throw std::invalid_argument("unknown output contract '" + std::string(text) + "' (expected clean or valid-only)");
 }
 
+std::vector<std::string> contract_names() {
+  std::vector<std::string> names;
+  for (const Contract c : {Contract::clean, Contract::valid_only}) names.emplace_back(to_string(c));
+  return names;
+}
+
 std::int64_t Case::valid_keys(std::int64_t row) const noexcept {
   const std::int64_t b = row / next_n;
   const std::int64_t n = row % next_n;

@@ -18,6 +18,12 @@ NanRule parse_nan_rule(std::string_view text) {
   throw std::invalid_argument("unknown NaN rule '" + std::string(text) + "' (expected propagate or relu-clamp)");
 }
 
+std::vector<std::string> nan_rule_names() {
+  std::vector<std::string> names;
+  for (const NanRule r : {NanRule::propagate, NanRule::relu_clamp}) names.emplace_back(to_string(r));
+  return names;
+}
+
 Tolerance Tolerance::fp32() { return {}; }
 
 Tolerance Tolerance::matrix_unit() {

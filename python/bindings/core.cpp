@@ -29,7 +29,6 @@
 #include "pmqa/model/shard.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "pmqa/reference/reference.hpp"
-#include "model_names.hpp"
 
 namespace py = pybind11;
 
@@ -427,8 +426,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("write_case", &write_case, py::arg("case"), py::arg("path"), py::arg("logits") = py::none(),
         py::arg("contract") = py::none(), py::arg("metadata") = std::map<std::string, std::string>{});
   m.def("tolerance_names", &Tolerance::names);
-  m.def("contract_names", &pmqa::python::contract_names);   // the model's spellings (model_names.hpp)
-  m.def("nan_rule_names", &pmqa::python::nan_rule_names);
+  m.def("contract_names", &pmqa::contract_names);  // the model's spellings
+  m.def("nan_rule_names", &pmqa::nan_rule_names);
   m.def("sentinel_bits", [] { return kSentinelBits; });
 
   py::class_<Mismatch>(m, "Mismatch")

@@ -30,6 +30,7 @@ std::string_view message_name(KvLayout layout) noexcept;  // "NORMAL" | "SHUFFLE
 std::string_view to_string(Contract contract) noexcept;
 KvLayout parse_kv_layout(std::string_view text);  // either spelling of either layout; throws std::invalid_argument
 Contract parse_contract(std::string_view text);   // "clean" | "valid-only"; throws std::invalid_argument
+std::vector<std::string> contract_names();        // every contract as to_string spells it, in enumerator order
 
 // Invalid input: the message names the field, the index and the value.
 class CaseError : public std::runtime_error {

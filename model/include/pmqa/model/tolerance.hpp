@@ -65,6 +65,7 @@ enum class NanRule : std::uint8_t {
 };
 std::string_view to_string(NanRule rule) noexcept;
 NanRule parse_nan_rule(std::string_view text);  // "propagate" | "relu-clamp"; throws std::invalid_argument
+std::vector<std::string> nan_rule_names();      // every rule as to_string spells it, in enumerator order
 
 struct Tolerance {
   std::string name = "fp32";
