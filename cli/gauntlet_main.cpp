@@ -105,7 +105,7 @@ int run_profiles(const GauntletCliOptions& o, const std::vector<const pg::Mutant
   }
   if (o.by_kernel)
     for (std::size_t p = 0; p < profiles.size(); ++p)
-      std::printf("\nby kernel, under %s (the fewest cases a check needed to fail one the kernel ran; -: none did):\n%s", profiles[p].c_str(),
+      std::printf("\nby kernel, under %s (the fewest cases a check needed to fail one the kernel ran; -: none did; n/a: not planted in its code):\n%s", profiles[p].c_str(),
                   pg::kernel_table_text(results[p]).c_str());
   int alarms = 0;
   for (std::size_t p = 0; p < profiles.size(); ++p) {
@@ -181,7 +181,7 @@ int run_gauntlet(const GauntletCliOptions& o) {
   } else {
     std::printf("%s", pg::table_text(results).c_str());
     if (o.by_kernel)
-      std::printf("\nby kernel (the fewest cases a check needed to fail one the kernel ran; -: none did):\n%s", pg::kernel_table_text(results).c_str());
+      std::printf("\nby kernel (the fewest cases a check needed to fail one the kernel ran; -: none did; n/a: not planted in its code):\n%s", pg::kernel_table_text(results).c_str());
     if (o.verbose || survivors > 0) {
       std::printf("\n");
       for (const auto& r : results) {

@@ -81,8 +81,8 @@ std::string kernel_property_case(const std::vector<PropertyRun>& runs, const Pro
     const CaseJudgement j = judge_case(subject, p->c, p->oracle, o.judge);
     std::ostringstream where;
     where << subject.name << " (" << j.produced.kernel << "), case " << spec;
-    if (differing != 0) fail(where.str() + ": " + std::to_string(differing) + " cells differ between launches");
     if (r.kernel_ran) *r.kernel_ran = j.produced.kernel;
+    if (differing != 0) fail(where.str() + ": " + std::to_string(differing) + " cells differ between launches");
     if (!j.verdict.pass) fail(where.str() + "\n" + j.verdict.text);
     kernel = j.produced.kernel;
   }

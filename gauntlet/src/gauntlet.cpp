@@ -117,8 +117,12 @@ std::string kernel_table_text(const std::vector<MutantResult>& results) {
     if (r.mutant->kind != MutantKind::kernel) continue;
     std::vector<std::string> row{std::to_string(r.mutant->bug_class), r.mutant->name};
     for (const KernelInfo& k : kKernelTable) {
+      const auto& skip = r.mutant->not_planted_in;
       const auto n = cases_to_catch_on(r, k.id);
-      row.push_back(n ? std::to_string(*n) : r.not_run ? "not run" : "-");
+      row.push_back(n                                                        ? std::to_string(*n)
+                    : r.not_run                                              ? "not run"
+                    : std::find(skip.begin(), skip.end(), k.id) != skip.end() ? "n/a"
+                                                                             : "-");
     }
     rows.push_back(std::move(row));
   }

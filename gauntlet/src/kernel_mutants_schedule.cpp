@@ -40,11 +40,14 @@ void add_schedule_mutants(std::vector<Mutant>& out) {
   out.push_back(kernel_mutant(9, "garbage-in-one-lane", "deterministic garbage: thread 130 of each block adds 0.25 to its partial sum",
                               "spec §6 class 9: DeepGEMM 392, 434", "Hooks::lane_partial",
                               factory<GarbageInOneLane>("garbage-in-one-lane")));
-  out.push_back(kernel_mutant(10, "work-split-for-304-cus",
-                              "head-sum grid-stride loop sized for a hard-coded 304-CU device; launched for the real one",
-                              "spec §6 class 10: AITER 3760",
-                              "Hooks::grid_stride",
-                              factory<WorkSplitFor304Cus>("work-split-for-304-cus")));
+  Mutant split = kernel_mutant(10, "work-split-for-304-cus",
+                               "head-sum grid-stride loop sized for a hard-coded 304-CU device; launched for the real one",
+                               "spec §6 class 10: AITER 3760", "Hooks::grid_stride",
+                               factory<WorkSplitFor304Cus>("work-split-for-304-cus"));
+  // Only the two-stage path's flat kernels (the -inf fill, the head sum) loop with a grid stride;
+  // the fused kernels' grids cover their work exactly.
+  split.not_planted_in = {KernelId::fused_wgmma, KernelId::fused_mma_sync, KernelId::fused_mfma, KernelId::fused_scalar};
+  out.push_back(std::move(split));
 }
 
 }  // namespace pmqa::gauntlet::detail

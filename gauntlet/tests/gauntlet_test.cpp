@@ -4,6 +4,7 @@
 // the check, not a special case). The number of cases each check needed is printed and recorded
 // (RecordProperty: JUnit's <property>).
 // The mutants only a gigabyte case shows run in gauntlet_slow_test.cpp.
+#include <algorithm>
 #include <cstdio>
 
 #include <gtest/gtest.h>
@@ -30,7 +31,8 @@ std::vector<std::string> small_mutants() {
 std::string findings_text(const MutantResult& r) {
   std::string out;
   for (const auto& f : r.findings) {
-    out += (f.caught ? "  CAUGHT " : "  passed ") + f.check + (f.config.empty() ? "" : " [" + f.config + "]") + ": " +
+    out += (f.caught ? "  CAUGHT " : "  passed ") + f.check + (f.config.empty() ? "" : " [" + f.config + "]") +
+           (f.caught_on.empty() ? "" : " (failed on " + f.caught_on + ")") + ": " +
            std::to_string(f.cases_run) + " " + f.unit + " run";
     if (f.caught) out += ", first failure at " + std::to_string(f.first_detection) + "\n    " + f.evidence;
     out += "\n";
@@ -56,6 +58,21 @@ TEST_P(Mutants, OrdinaryChecksReportIt) {
               profile.c_str(), f->check.c_str(),
               f->config.empty() ? "" : (" [" + f->config + "]").c_str(), static_cast<long long>(f->first_detection),
               f->unit.c_str(), r.seconds);
+  // fused-mfma, the kernel gfx942 and gfx950 take, must fail a case it ran under every kernel mutant
+  // planted in its code: a bug class the checks catch only on the portable kernels is not caught
+  // where AMD's fused path runs.
+  if (m->kind == MutantKind::kernel) {
+    const auto& skip = m->not_planted_in;
+    if (std::find(skip.begin(), skip.end(), KernelId::fused_mfma) == skip.end())
+      EXPECT_TRUE(cases_to_catch_on(r, KernelId::fused_mfma).has_value())
+          << m->name << " under " << profile << ": no check failed a case fused-mfma ran\n" << findings_text(r);
+    for (const KernelInfo& k : kKernelTable) {
+      const auto n = cases_to_catch_on(r, k.id);
+      RecordProperty("cases_on_" + std::string(k.family) + std::string(k.instruction.empty() ? "" : "_") +
+                         std::string(k.instruction),
+                     n ? std::to_string(*n) : "-");
+    }
+  }
   RecordProperty("caught_by", f->check + (f->config.empty() ? "" : " [" + f->config + "]"));
   RecordProperty("cases_to_first_detection", static_cast<int>(f->first_detection));
   RecordProperty("unit", f->unit);

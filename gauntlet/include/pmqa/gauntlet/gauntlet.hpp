@@ -58,6 +58,9 @@ struct Mutant {
   Checker checker;                                    // kind == checker
   CiJob ci;                                           // kind == ci
   bool needs_gigabytes = false;  // only a case past 2^31 bytes of output shows the bug
+  // Kernels with no code the replaced function runs in (the bug cannot be planted there): every
+  // other kernel the checks run must fail a case it ran (gauntlet_test.cpp).
+  std::vector<KernelId> not_planted_in;
 };
 
 // Every planted mutant, by class. The names are unique.
