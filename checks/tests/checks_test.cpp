@@ -94,7 +94,7 @@ TEST(JudgeCase, EachSubjectIsJudgedUnderItsOwnNanRule) {
 // pmqa's own kernels keep NaN (their relu is NaN-propagating): kernel_subject says propagate.
 TEST(JudgeCase, KernelSubjectsSayTheirJudging) {
   const Case c = small_case();
-  const CaseJudgement j = judge_case(kernel_subject(kernels::make_host_executor({.warp_size = 32}), kernels::Path::fused),
+  const CaseJudgement j = judge_case(kernel_subject(kernels::make_host_executor({.warp_size = 32}), Path::fused),
                                      c, compute_reference(c, {.precision = Precision::fp64}));
   EXPECT_EQ(j.produced.judging.nan, NanRule::propagate);
   EXPECT_EQ(j.produced.judging.contract, Contract::clean);
