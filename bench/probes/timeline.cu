@@ -57,9 +57,7 @@ struct TimelineProbe : pmqa::kdev::NoProbe {
     }
   }
 };
-struct TimelineNoKeysProbe : TimelineProbe { static constexpr bool kSkipKeyLoads = true; };
 using Timeline = pmqa::probes::Probed<TimelineProbe>;
-using TimelineNoKeys = pmqa::probes::Probed<TimelineNoKeysProbe>;
 using TimelineNoEvictFirst = pmqa::probes::NoEvictFirst<TimelineProbe>;
 
 __global__ void empty_kernel(int) {}
@@ -406,7 +404,6 @@ int main(int argc, char** argv) {
     run_case<Timeline>("decode shape, next_n 1", be, decode, flusher, reps);
     run_case<TimelineNoEvictFirst>("decode shape, next_n 1, key copies without the evict-first policy", be, decode, flusher,
                                    reps);
-    run_case<TimelineNoKeys>("decode shape, next_n 1, no key copies", be, decode, flusher, reps);
     run_case<Timeline>("one sequence of ~1K keys", be, decode_case(1, 1024, 1, 16384, false), flusher, reps);
     return 0;
   } catch (const std::exception& e) {
