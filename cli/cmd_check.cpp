@@ -16,12 +16,16 @@
 #include "pmqa/kernels/run_decision.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "progress.hpp"
-#include "results.hpp"
+#include "pmqa/cases/results.hpp"
 #include "shard_option.hpp"
 #include "table.hpp"
 
 namespace pmqa::cli {
 namespace {
+
+using cases::Result;
+using cases::write_json;
+using cases::write_junit;
 
 struct CheckOptions {
   std::string suite = "quick";

@@ -85,17 +85,12 @@ cases::CaseFile case_file_for(const fixtures::SuiteCase& sc, bool with_reference
   return f;
 }
 
-void print_fitted_list(const GenArgs& a, const cases::Envelope& e) {
+void print_fitted_list(const GenArgs& a, const cases::Envelope& e, const std::optional<Shard>& shard) {
   const auto names = a.suite.empty() ? fixtures::suite_names() : std::vector<std::string>{a.suite};
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const auto cases = fixtures::fit_suite(names[i], e);
-    std::printf("%ssuite %s fitted into %s on %s: %zu cases\n", i ? "\n" : "", names[i].c_str(), e.convention.c_str(),
-                e.platform.c_str(), cases.size());
-    Table table({"case", "shape", "max_model_len", "seed", "description"});
-    for (const auto& sc : cases)
-      table.row({sc.name, spec_shape_summary(sc.spec), std::to_string(sc.spec.max_model_len), std::to_string(sc.spec.seed),
-                 (sc.large ? "[large: --include-large] " : "") + sc.description});
-    table.print(stdout);
+    if (i) std::printf("\n");
+    print_case_table(stdout, "suite " + names[i] + " fitted into " + e.convention + " on " + e.platform,
+                     fixtures::fit_suite(names[i], e), a.include_large, shard);
   }
 }
 
@@ -113,36 +108,25 @@ int run_gen(const GenArgs& a) {
     std::printf("%s", envelope->describe().c_str());
     return kExitPass;
   }
+  const auto shard = shard_option(a.shard, "gen");
   if (a.list) {
-    if (envelope) print_fitted_list(a, *envelope);
-    else print_suite_list(stdout, a.suite);
+    if (envelope) print_fitted_list(a, *envelope, shard);
+    else print_suite_list(stdout, a.suite, a.include_large, shard);
     return kExitPass;
   }
   if (a.suite.empty()) throw UsageError("gen: --suite is required (one of quick, standard, nightly; see pmqa gen --list)");
   if (a.out.empty()) throw UsageError("gen: --out DIR is required");
-  const auto shard = shard_option(a.shard, "gen");
   auto cases = pick_cases(a, envelope);
   // --shard: the split is over the cases gen writes (the large ones only with --include-large), so
   // a folder holding every shard's files splits the same way again (pmqa verify --shard, pmqa-run
   // --shard). The large cases left out are in no shard; each shard's run says it skipped them.
   std::size_t total = 0;
   if (shard) {
-    std::vector<ShardItem> items;
-    std::vector<std::size_t> where;
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-      const auto& sc = cases[i];
-      if (sc.large && !a.include_large) continue;
-      items.push_back({sc.name, shard_work(sc.spec.batch, sc.spec.next_n, sc.spec.heads, sc.spec.head_dim,
-                                           sc.spec.max_model_len)});
-      where.push_back(i);
-    }
-    total = items.size();
-    const auto keep = in_shard(items, shard);
-    std::vector<bool> drop(cases.size(), false);
-    for (std::size_t k = 0; k < items.size(); ++k) drop[where[k]] = !keep[k];
+    const SuiteShard split = suite_shard(cases, a.include_large, shard);
+    total = split.total;
     std::vector<fixtures::SuiteCase> kept;
     for (std::size_t i = 0; i < cases.size(); ++i)
-      if (!drop[i]) kept.push_back(cases[i]);
+      if (split.taken[i] || (cases[i].large && !a.include_large)) kept.push_back(cases[i]);
     cases = std::move(kept);
   }
   const std::filesystem::path dir(a.out);
@@ -187,7 +171,8 @@ Command add_gen_command(CLI::App& parent) {
   cmd.app->add_option("--suite", args->suite, "quick | standard | nightly");
   cmd.app->add_option("--out", args->out, "directory to write <case>.safetensors files into (created if missing)");
   cmd.app->add_option("--case", args->cases, "only these cases of the suite (repeatable)");
-  cmd.app->add_flag("--list", args->list, "list the suites and their cases (only --suite's with --suite)");
+  cmd.app->add_flag("--list", args->list,
+                    "list the suites and their cases (only --suite's with --suite; only shard K's with --shard K/N)");
   cmd.app->add_flag("--with-reference", args->with_reference,
                     "also store the fp32 reference's logits (a file pmqa verify passes)");
   cmd.app->add_flag("--include-large", args->include_large, "also write the large (gigabyte) cases");

@@ -17,9 +17,9 @@
 #include "command.hpp"
 #include "pmqa/model/case.hpp"
 #include "pmqa/model/tolerance.hpp"
-#include "printable.hpp"
+#include "pmqa/cases/printable.hpp"
 #include "progress.hpp"
-#include "results.hpp"
+#include "pmqa/cases/results.hpp"
 #include "shard_option.hpp"
 #include "table.hpp"
 #include "verify_case.hpp"
@@ -28,6 +28,10 @@
 
 namespace pmqa::cli {
 namespace {
+
+using cases::printable;
+using cases::write_json;
+using cases::write_junit;
 
 struct VerifyArgs {
   std::vector<std::string> files;
@@ -108,6 +112,10 @@ std::vector<VerifyInput> take_shard(std::vector<VerifyInput> inputs, const std::
 }
 
 int run_verify(const VerifyArgs& a) {
+  // Line-buffered stdout, even into a pipe or a file (fully buffered there by default): a verify that
+  // is killed (a CI timeout, kill -9) leaves every line it printed, its notes before the first verdict
+  // too, never an empty log.
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   VerifyOptions options = parse_options(a);
   const auto shard = shard_option(a.shard, "verify");
   if (a.jobs < 0) throw UsageError("verify: -j " + std::to_string(a.jobs) + ": expected a number of files at once, 1 or more (0: the cores available)");
@@ -153,7 +161,7 @@ int run_verify(const VerifyArgs& a) {
   }
 
   std::vector<Result> results;
-  int status = kExitPass, passed = 0, failed = 0, invalid = 0, skipped = 0;
+  int status = kExitPass, passed = 0, failed = 0, invalid = 0, skipped = 0, written = 0, judge_failed = 0, gate_failed = 0;
   Progress progress(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const auto& in = inputs[i];
@@ -175,6 +183,9 @@ int run_verify(const VerifyArgs& a) {
     std::fwrite(line.data(), 1, line.size(), stdout);
     std::fflush(stdout);
     (v.result.skipped ? skipped : v.status == kExitPass ? passed : v.status == kExitMismatch ? failed : invalid)++;
+    written += v.judged;
+    judge_failed += v.judge_failed;
+    gate_failed += v.gate_failed;
     status = std::max(status, v.status);
     results.push_back(std::move(v.result));
   }
@@ -182,8 +193,12 @@ int run_verify(const VerifyArgs& a) {
   progress.clear();
   const std::string counted =
       shard ? shard_words(shard, inputs.size(), total, "file(s)") : std::to_string(inputs.size()) + " file(s)";
-  std::printf("pmqa verify: %s: %d passed, %d failed, %d invalid%s\n", counted.c_str(), passed, failed, invalid,
-              skipped ? (", " + std::to_string(skipped) + " skipped").c_str() : "");
+  // Then the result files judged (written by the run, or given), and why those that failed failed: by
+  // the oracle's comparison of their numbers, or by a gate their run recorded (a file can fail both).
+  std::printf("pmqa verify: %s: %d passed, %d failed, %d invalid%s; of %d written: %d failed by the judge, %d failed by "
+              "a gate\n",
+              counted.c_str(), passed, failed, invalid, skipped ? (", " + std::to_string(skipped) + " skipped").c_str() : "",
+              written, judge_failed, gate_failed);
   if (!a.junit.empty()) write_junit(a.junit, "pmqa verify", results);
   if (!a.json.empty()) write_json(a.json, "pmqa verify", results);
   return status;

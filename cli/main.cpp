@@ -1,6 +1,7 @@
 // pmqa: verify FP8 paged MQA logits kernels. See README.md for the commands.
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <vector>
 
 #include "command.hpp"
@@ -8,6 +9,7 @@
 int main(int argc, char** argv) {
   using namespace pmqa::cli;
   CLI::App app{"pmqa: reference and verification harness for FP8 paged MQA logits kernels"};
+  app.set_version_flag("--version", std::string("pmqa ") + PMQA_VERSION, "print pmqa's version and exit");
   app.require_subcommand(1);
   std::vector<Command> commands;
   commands.push_back(add_check_command(app));
@@ -20,6 +22,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);

@@ -41,6 +41,28 @@ std::vector<bool> in_shard(const std::vector<ShardItem>& items, const std::optio
   return keep;
 }
 
+SuiteShard suite_shard(const std::vector<fixtures::SuiteCase>& cases, bool include_large,
+                       const std::optional<Shard>& shard) {
+  SuiteShard out;
+  out.taken.assign(cases.size(), false);
+  std::vector<ShardItem> items;
+  std::vector<std::size_t> where;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto& sc = cases[i];
+    if (sc.large && !include_large) {
+      ++out.large_left_out;
+      continue;
+    }
+    items.push_back({sc.name, shard_work(sc.spec.batch, sc.spec.next_n, sc.spec.heads, sc.spec.head_dim,
+                                         sc.spec.max_model_len)});
+    where.push_back(i);
+  }
+  out.total = items.size();
+  const auto keep = in_shard(items, shard);
+  for (std::size_t k = 0; k < items.size(); ++k) out.taken[where[k]] = keep[k];
+  return out;
+}
+
 std::string shard_words(const std::optional<Shard>& shard, std::size_t taken, std::size_t total, const char* what) {
   if (!shard) return "";
   return "shard " + to_string(*shard) + ": " + std::to_string(taken) + " of " + std::to_string(total) + " " + what;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "pmqa/fixtures/suites.hpp"
 #include "pmqa/model/shard.hpp"
 
 namespace pmqa::cli {
@@ -21,6 +22,17 @@ std::optional<Shard> shard_option(const std::string& text, const std::string& co
 
 // Which of the items shard K takes (all of them without a shard).
 std::vector<bool> in_shard(const std::vector<ShardItem>& items, const std::optional<Shard>& shard);
+
+// The split of a suite's cases that pmqa gen --shard writes and gen --list --shard lists: over the
+// cases gen writes (the large ones only with include_large), so a large case left out is in no
+// shard. Without a shard every case gen writes is taken.
+struct SuiteShard {
+  std::vector<bool> taken;         // per case of the suite: written by this shard
+  std::size_t total = 0;           // the cases the split is over
+  std::size_t large_left_out = 0;  // large cases in no shard (no --include-large)
+};
+SuiteShard suite_shard(const std::vector<fixtures::SuiteCase>& cases, bool include_large,
+                       const std::optional<Shard>& shard);
 
 // "shard 2/8: 5 of 40 case(s)" (what = "case(s)", "file(s)"); "" without a shard.
 std::string shard_words(const std::optional<Shard>& shard, std::size_t taken, std::size_t total, const char* what);

@@ -52,7 +52,7 @@ std::string joined(const std::vector<std::string>& names, const std::string& sep
 std::string shape_summary(const Case& c) {
   std::ostringstream s;
   s << "B" << c.batch << " N" << c.next_n << " H" << c.heads << " D" << c.head_dim << " bs" << c.block_size << " "
-    << short_name(c.fp8) << " " << to_string(c.layout);
+    << short_name(c.format) << " " << to_string(c.layout);
   return s.str();
 }
 

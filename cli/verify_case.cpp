@@ -13,6 +13,7 @@
 #include "pmqa/cases/case_file.hpp"
 #include "pmqa/cases/error_map_picture.hpp"
 #include "pmqa/cases/logits_file.hpp"
+#include "pmqa/cases/run_gates.hpp"
 #include "pmqa/cases/verdict.hpp"
 #include "pmqa/reference/compare.hpp"
 #include "table.hpp"
@@ -65,7 +66,7 @@ std::string run_facts(const cases::CaseFile& f) {
 }
 
 std::string verdict_line(const char* verdict, const std::string& time, const cases::CaseFile& f, const Report& rep,
-                         const fs::path& file) {
+                         const cases::RunGates& gates, const fs::path& file) {
   std::string line = verdict;
   if (!time.empty()) line += " " + time;
   line += run_facts(f);
@@ -81,6 +82,7 @@ std::string verdict_line(const char* verdict, const std::string& time, const cas
     if (rep.failing_regions() > 0) line += ", " + std::to_string(rep.failing_regions()) + " region(s)";
     line += " [" + rep.broken() + "]";
   }
+  for (const auto& gate : gates.failed()) line += " [" + gate + " gate failed]";
   line += "  " + file.string();
   return line;
 }
@@ -151,22 +153,33 @@ Verdict verify_case_file(const fs::path& file, const VerifyOptions& options) {
                     std::string(to_string(judged.nan)) +
                     (f.extra.count("logits_file") && options.cases ? " --cases " + shell_quote(options.cases->string()) : "");
 
+    // The run's own gates, re-judged from what the file records (the floor recomputed from the case):
+    // a run that failed its speed or path gate wrote its files all the same, and they must not pass here.
+    const cases::RunGates gates = cases::judge_recorded_gates(f, file.string());
+
     Verdict v;
-    const bool ok = rep.passed();
+    v.judged = true;
+    v.judge_failed = !rep.passed();
+    v.gate_failed = !gates.passed();
+    const bool ok = !v.judge_failed && !v.gate_failed;
     v.status = ok ? kExitPass : kExitMismatch;
-    v.line = verdict_line(ok ? "PASS" : "FAIL", kernel_time(f), f, rep, file);
-    if (!ok) v.report = rep.to_text() + cases::error_map_block(*rep.map);  // where the errors sit, at a glance
+    v.line = verdict_line(ok ? "PASS" : "FAIL", kernel_time(f), f, rep, gates, file);
+    if (v.judge_failed) v.report = rep.to_text() + cases::error_map_block(*rep.map);  // where the errors sit, at a glance
+    v.report += gates.failure_text();
     if (options.map) write_error_map(*options.map, rep, file);
     nlohmann::json j = rep.to_json();
     j["file"] = file.string();
     for (const char* key : {"bench_ms", "kernel_ms", "floor_ratio", "floor_ratio_wall", "floor_basis", "floor_ms", "path",
                             "kernels"})
       if (const auto it = f.extra.find(key); it != f.extra.end()) j[key] = it->second;
-    v.result = {suite_of(f.c.suite), name_of(f.c.name, file), ok, false, false, seconds_since(t0),
-                ok ? "worst error/bound " + format_g(rep.worst_bound_ratio)
-                   : std::to_string(rep.failing_cells()) + " failing cell(s), " +
-                         std::to_string(rep.failing_regions()) + " region(s) over their limit (" + rep.broken() +
-                         ") under " + judged.describe(),
+    j["run_gates"] = gates.to_json();
+    j["failed_gates"] = gates.failed();
+    std::string message = "worst error/bound " + format_g(rep.worst_bound_ratio);
+    if (v.judge_failed)
+      message = std::to_string(rep.failing_cells()) + " failing cell(s), " + std::to_string(rep.failing_regions()) +
+                " region(s) over their limit (" + rep.broken() + ") under " + judged.describe();
+    if (v.gate_failed) message = (v.judge_failed ? message + "; " : "") + gates.summary();
+    v.result = {suite_of(f.c.suite), name_of(f.c.name, file), ok, false, false, seconds_since(t0), message,
                 ok ? rep.to_text() : v.report, std::move(j), file.string()};
     return v;
   } catch (const cases::CaseFileError& e) {

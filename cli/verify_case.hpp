@@ -1,5 +1,7 @@
 // Verifies one case file: reads it, computes the fp64 oracle, compares the file's logits under its
-// contract and tolerance (or the ones the command line forces), and says so in one line.
+// contract and tolerance (or the ones the command line forces), re-applies the gates the run that
+// wrote it recorded (pmqa/cases/run_gates.hpp: a file whose run failed a gate fails here too), and
+// says so in one line.
 #pragma once
 
 #include <filesystem>
@@ -7,9 +9,11 @@
 #include <string>
 
 #include "pmqa/model/judging.hpp"
-#include "results.hpp"
+#include "pmqa/cases/results.hpp"
 
 namespace pmqa::cli {
+
+using cases::Result;
 
 struct VerifyOptions {
   // --contract, --tolerance, --nan, parsed once by the command; each absent one comes from the
@@ -22,9 +26,12 @@ struct VerifyOptions {
 
 struct Verdict {
   int status = 0;      // kExitPass, kExitMismatch or kExitInvalid
-  std::string line;    // PASS/FAIL/ERROR, name, shape, worst error/bound, calc_diff, kernel time
-  std::string report;  // Report::to_text() when the comparison failed, else empty
+  std::string line;    // PASS/FAIL/ERROR, name, shape, worst error/bound, calc_diff, kernel time, failed gates
+  std::string report;  // Report::to_text() when the comparison failed, the failed gates' lines; else empty
   Result result;       // for --junit / --json
+  bool judged = false;        // a result file was read and judged (the summary's "written")
+  bool judge_failed = false;  // its numbers failed the oracle's comparison
+  bool gate_failed = false;   // a gate its run recorded failed (a file can fail both)
 };
 
 Verdict verify_case_file(const std::filesystem::path& file, const VerifyOptions& options);

@@ -25,10 +25,10 @@ struct VerifyInput {
   };
   std::filesystem::path path;
   Kind kind = Kind::judge;
-  std::string error;        // why, for every kind but judge
-  std::string suite, name;  // JUnit's classname and name when no file is read (from the run record)
+  std::string error{};          // why, for every kind but judge
+  std::string suite{}, name{};  // JUnit's classname and name when no file is read (from the run record)
   // --shard: the case's name and work as the folder's run record states them ("" and 0: read from the file).
-  std::string record_name;
+  std::string record_name{};
   std::uint64_t record_work = 0;
 };
 

@@ -10,6 +10,7 @@ else()
   target_sources(pmqa_kernels PRIVATE src/gpu_unavailable.cpp)
 endif()
 add_library(pmqa::kernels ALIAS pmqa_kernels)
+pmqa_unity(pmqa_kernels)
 set_target_properties(pmqa_kernels PROPERTIES EXPORT_NAME kernels OUTPUT_NAME pmqa_kernels)
 target_include_directories(pmqa_kernels PUBLIC
   $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>

@@ -1,8 +1,15 @@
 """Builds the pmqa wheel from the repository this folder sits in: the extension pmqa._core and the
-`pmqa` command (both with CMake), and pmqa's reviewed data as package data.
+`pmqa` command (both with CMake); pmqa's reviewed data is compiled into them.
 
+    /usr/bin/python3 -m pip wheel --no-build-isolation --no-deps ./python -w dist/   # a binary wheel
     python3 -m venv --system-site-packages VENV && . VENV/bin/activate
-    pip install -v --no-build-isolation ./python        # -v: CMake's [n/N] progress lines
+    pip install -v --no-build-isolation ./python        # or build into VENV; -v: CMake's [n/N] progress
+
+The wheel is binary and portable: x86-64 baseline code (PMQA_NATIVE=OFF), Boost.Context linked in
+(PMQA_STATIC_BOOST), so its binaries need only glibc, libstdc++ and libgcc_s at run time, and no
+-dev package where it is installed. Its tags are the interpreter's (cp3XX) and linux_x86_64: it
+needs the glibc and libstdc++ it was built against or newer (python/tests/wheel_check.py prints
+them; Debian 12's: glibc 2.34, GLIBCXX_3.4.30).
 
 --no-build-isolation: the build uses the setuptools, wheel and pybind11 of the interpreter (Debian's
 python3-setuptools, python3-wheel, pybind11-dev) instead of fetching them from a registry. The C++
@@ -16,15 +23,16 @@ jobs (default: the CPU count).
 """
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build import build
 from setuptools.command.build_ext import build_ext
-from setuptools.command.build_py import build_py
 from setuptools.command.egg_info import egg_info
 
 HERE = Path(__file__).resolve().parent
@@ -41,10 +49,16 @@ def _build_base() -> Path:
 
 BUILD_BASE = _build_base()
 
-# Package data taken from the source tree: destination folder in the wheel -> files or folders
-# (copied whole) of the repository. pmqa.cases.data.data_path looks there before the source tree.
-DATA = {"pmqa/data": ["fixtures/arch_matrix.json", "dispatch/data/arch_table.json", "cases/data/envelopes",
-                      "cases/data/kernel_names.json"]}
+
+def project_version() -> str:
+    """The version of CMakeLists.txt's project(pmqa VERSION X): the one version of pmqa (the wheel's,
+    pmqa._core's and so pmqa.__version__, `pmqa --version`'s)."""
+    text = (ROOT / "CMakeLists.txt").read_text()
+    found = re.search(r"^project\(pmqa VERSION ([0-9][0-9.]*)[ )]", text, re.M)
+    if not found:
+        raise SystemExit(f"pmqa: {ROOT / 'CMakeLists.txt'} has no project(pmqa VERSION X): build from a pmqa checkout")
+    return found.group(1)
+
 # The C++ targets the wheel carries: CMake target -> (file in the build tree, destination in the wheel).
 NATIVE = {"pmqa_python_core": None,  # the extension: build_ext places it
           "pmqa": ("cli/pmqa", "pmqa/_bin/pmqa")}
@@ -67,22 +81,6 @@ class EggInfo(egg_info):
         self.egg_base = os.path.relpath(BUILD_BASE, HERE)
 
 
-class BuildPy(build_py):
-    def run(self):
-        super().run()
-        for dest, files in DATA.items():
-            for name in files:
-                src = ROOT / name
-                target = Path(self.build_lib) / dest / src.name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if src.is_dir():
-                    shutil.copytree(src, target, dirs_exist_ok=True)
-                elif src.is_file():
-                    shutil.copyfile(src, target)
-                else:
-                    raise SystemExit(f"pmqa: {src} is missing: build from a pmqa checkout")
-
-
 class CMakeBuild(build_ext):
     """pmqa._core is the CMake target pmqa_python_core (python/bindings); the command is target pmqa."""
 
@@ -95,13 +93,17 @@ class CMakeBuild(build_ext):
             "-DPMQA_NATIVE=OFF",            # a wheel runs on other machines than the one it was built on
             "-DPMQA_BUILD_TESTS=OFF", "-DPMQA_BUILD_BENCH=OFF", "-DPMQA_BUILD_CLI=ON",
             "-DPMQA_GPU=OFF", "-DPMQA_AMD_ISA_CHECK=OFF",
+            "-DPMQA_STATIC_BOOST=ON",        # the command needs no Boost where the wheel is installed
             "-DPMQA_PYTHON_EXTENSION=ON", f"-DPMQA_PYTHON={sys.executable}",
         ]
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
+        cache = "reusing its build cache" if (build_dir / "CMakeCache.txt").exists() else "an empty build cache"
+        start = time.monotonic()
         say(f"configuring the C++ build in {build_dir}")
         subprocess.check_call(configure)
         say(f"building {', '.join(NATIVE)} with {jobs} job(s): CMake prints [n/N] as it goes (pip shows it with -v)")
         subprocess.check_call(["cmake", "--build", str(build_dir), "-j", jobs, "--target", *NATIVE])
+        say(f"the C++ build took {time.monotonic() - start:.0f} s ({jobs} job(s), {cache})")
         built = [p for p in sorted((build_dir / "python" / "bindings").glob("_core*")) if p.suffix in (".so", ".pyd")]
         if len(built) != 1:
             raise SystemExit(f"pmqa: expected one built _core module in {build_dir / 'python' / 'bindings'}, found {built}")
@@ -116,10 +118,13 @@ class CMakeBuild(build_ext):
                 raise SystemExit(f"pmqa: the CMake target {target} did not produce {src}")
             where.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, where)  # keeps the executable bit, which the wheel records
-        say("the C++ build is done")
 
 
 setup(
+    version=project_version(),
+    # src layout: a checkout's python/ folder holds no importable pmqa, so it never shadows the installed one
+    package_dir={"": "src"},
+    packages=["pmqa", "pmqa.cases", "pmqa.run", "pmqa.run.conventions", "pmqa.probe", "pmqa.probe.adapters"],
     ext_modules=[Extension("pmqa._core", sources=[])],
-    cmdclass={"build": Build, "egg_info": EggInfo, "build_py": BuildPy, "build_ext": CMakeBuild},
+    cmdclass={"build": Build, "egg_info": EggInfo, "build_ext": CMakeBuild},
 )

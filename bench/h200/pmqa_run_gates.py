@@ -5,7 +5,7 @@
     python3 bench/h200/pmqa_run_gates.py OUT_DIR           # from the repository root, on the GPU machine
 
 Needs python3 with torch (CUDA), triton and numpy; builds nothing (pmqa's Python sources only: the
-cases are generated here, pmqa-run runs the ops, the numbers are checked against pmqa.run.eager_torch
+cases are generated here, pmqa-run runs the ops, the numbers are checked against eager_torch_op
 on the same device). Writes OUT_DIR/cases (the inputs), OUT_DIR/<run>/ (pmqa-run's logits-only
 result files, run.log, run.xml), OUT_DIR/table.md, and prints the table. Exit 0 when every run came
 out as expected (below), 1 otherwise.
@@ -17,12 +17,12 @@ The stand-ins are written here, from the spec, sharing no code with any library:
                        stage-1 kernel writing per-head values, torch's sum over heads
   entry_guarded        an engine entry whose guard sends sm_90 / sm_100 to the fused kernel
   entry_forgets_sm90   the same entry with the guard's sm_90 forgotten: the two-stage path runs
-  faults_hang/_abort/_device_error   pmqa.run.eager_torch, except on the next_n 3 case: a GPU kernel
+  faults_hang/_abort/_device_error   eager_torch_op, except on the next_n 3 case: a GPU kernel
                        that spins, os.abort(), a Triton store to an illegal address
 Expected: at the DeepSeek-V3.2 decode shape (B 64, H 64, D 128, block 64, context ~8192, next_n 1
 and 2) the fused kernel and the guarded entry pass both gates (the floor gate on kernel time: the
 call's device activities summed, its wall time beside it); the two-stage entry and the entry
-that forgets sm_90 fail both, the latter's message naming the kernels; pmqa.run.eager_torch is seen
+that forgets sm_90 fail both, the latter's message naming the kernels; eager_torch_op is seen
 as the eager path and fails the floor gate; each fault fails its case, the cases after it run in a
 fresh worker, and every run completes. The table gives each ratio and the margin on both sides of R.
 
@@ -46,6 +46,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python" / "src"))
+sys.path.insert(0, str(REPO / "python" / "examples"))  # eager_torch_op, the reference op on the device
 
 import pmqa.cases  # noqa: E402
 from pmqa.run.floor import DEFAULT_MAX_FLOOR_RATIO  # noqa: E402
@@ -187,7 +188,7 @@ def entry_forgets_sm90(q, kv_cache, weights, context_lens, block_tables, schedul
 
 
 def _eager(q, *args):
-    from pmqa.run.eager_torch import fp8_paged_mqa_logits
+    from eager_torch_op import fp8_paged_mqa_logits
     return fp8_paged_mqa_logits(q, *args)
 
 
@@ -290,7 +291,7 @@ def plan(numpy_mode: bool, decode: List[str], small: List[str]) -> List[Run]:
            "two-stage": f"{m}:engine_entry_forgets_gfx950" if numpy_mode else f"{m}:entry_two_stage",
            "guarded": f"{m}:engine_entry" if numpy_mode else f"{m}:entry_guarded",
            "forgets": f"{m}:engine_entry_forgets_gfx950" if numpy_mode else f"{m}:entry_forgets_sm90",
-           "eager": f"{m}:eager_ok" if numpy_mode else "pmqa.run.eager_torch:fp8_paged_mqa_logits",
+           "eager": f"{m}:eager_ok" if numpy_mode else "eager_torch_op:fp8_paged_mqa_logits",
            "hang": f"{m}:hangs" if numpy_mode else f"{m}:faults_hang",
            "abort": f"{m}:aborts" if numpy_mode else f"{m}:faults_abort",
            "device": f"{m}:device_error" if numpy_mode else f"{m}:faults_device_error"}
@@ -303,7 +304,7 @@ def plan(numpy_mode: bool, decode: List[str], small: List[str]) -> List[Run]:
             ["--expect-path", "fused", *gate], {"PMQA_STANDIN_ARCH": "gfx950"}),
         Run("forgets", "entry, guard forgets the arch", ops["forgets"], "vllm-rocm", decode, "fail-both",
             ["--expect-path", "fused", *gate], {"PMQA_STANDIN_ARCH": "gfx950"}),
-        Run("eager", "pmqa.run.eager_torch" if not numpy_mode else "eager stand-in", ops["eager"], "eager", decode,
+        Run("eager", "eager_torch_op" if not numpy_mode else "eager stand-in", ops["eager"], "eager", decode,
             "fail-floor", ["--expect-path", "eager", *gate]),
         Run("hang", "hangs on the next_n 3 case", ops["hang"], "eager", small, "fault",
             ["--timeout-s", "3" if numpy_mode else "30"]),
@@ -324,7 +325,7 @@ def execute(run: Run, out: Path, numpy_mode: bool) -> None:
     if numpy_mode:
         argv += ["--backend", "numpy", "--tolerance", "fp32", "--iters", "2", "--warmup", "0", "--floor-min-mb", "1e9"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "python" / "src"), str(REPO / "bench" / "h200"),
-                                                       str(REPO / "python" / "tests")]),
+                                                       str(REPO / "python" / "tests"), str(REPO / "python" / "examples")]),
                PYTHONDONTWRITEBYTECODE="1", **run.env)
     t0 = time.monotonic()
     p = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO)
@@ -458,8 +459,8 @@ def main(argv=None) -> int:
 
 
 def cross_check(out: Path, runs: List[Run]) -> str:
-    """The fused and guarded runs' logits against pmqa.run.eager_torch on the same device."""
-    from pmqa.run.eager_torch import fp8_paged_mqa_logits
+    """The fused and guarded runs' logits against eager_torch_op on the same device."""
+    from eager_torch_op import fp8_paged_mqa_logits
     parts = []
     for r in runs:
         if r.key not in ("fused", "guarded"):
@@ -483,7 +484,7 @@ def cross_check(out: Path, runs: List[Run]) -> str:
             calc_diff = 1 - 2 * (x * y).sum() / max((x * x + y * y).sum(), 1e-300)
             rel = np.abs(x - y).max() / max(np.abs(y).max(), 1e-30)
             parts.append(f"{r.key}/{c}: calc_diff {calc_diff:.2e}, max |diff| {rel:.2e} of max |ref|")
-    return "against pmqa.run.eager_torch: " + ("; ".join(parts) if parts else "no output to check")
+    return "against eager_torch_op: " + ("; ".join(parts) if parts else "no output to check")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ Steps, each timed:
 Then a short table (also OUT_DIR/scale_run.md; every number in OUT_DIR/scale_run.json). Exit 0 when
 every comparison holds, 1 otherwise, 2 on a usage error or a step that could not run.
 
-The op (--op): eager (default), pmqa.run.eager_torch:fp8_paged_mqa_logits, torch ops on the device,
+The op (--op): eager (default), eager_torch_op:fp8_paged_mqa_logits, torch ops on the device,
 every shape but the SHUFFLE layout (skipped: --skip-unsupported); triton, bench/h200/pmqa_run_gates.py's
 fused Triton kernel (the aiter-fused convention; cases its tl.arange cannot take fail alike in both
 runs). Builds nothing: PMQA_BIN is a prebuilt pmqa (a carried build folder's cli/pmqa). Needs, on the
@@ -101,10 +101,11 @@ def pmqa_run(args, out: Path, key: str, extra: List[str]) -> dict:
     elif args.op == "triton":
         op = ["--op", "pmqa_run_gates:fused_triton", "--convention", "aiter-fused", "--platform", "cuda"]
     else:
-        op = ["--op", "pmqa.run.eager_torch:fp8_paged_mqa_logits", "--convention", "eager"]
+        op = ["--op", "eager_torch_op:fp8_paged_mqa_logits", "--convention", "eager"]
     argv = [sys.executable, "-B", "-m", "pmqa.run", *op, "--cases", str(out / "cases"), "--out", str(d),
             "--junit", str(out / f"{key}.xml"), "--skip-unsupported", *extra]
-    pypath = os.pathsep.join([str(REPO / "python" / "src"), str(REPO / "bench" / "h200"), str(REPO / "python" / "tests")])
+    pypath = os.pathsep.join([str(REPO / "python" / "src"), str(REPO / "bench" / "h200"), str(REPO / "python" / "tests"),
+                         str(REPO / "python" / "examples")])
     env = dict(os.environ, PYTHONPATH=pypath, PYTHONDONTWRITEBYTECODE="1")
     status, seconds, text = timed(argv, out / f"{key}.log", env=env, timeout=args.run_timeout_s)
     summary = next((ln for ln in text.splitlines() if ln.startswith("pmqa-run: ") and "case(s):" in ln),
@@ -236,7 +237,7 @@ def main(argv=None) -> int:
     ap.add_argument("--suite", default=None, help="the suite pmqa gen writes (default nightly; --numpy: quick)")
     ap.add_argument("--case", action="append", default=[], help="only these cases of the suite (repeatable)")
     ap.add_argument("--op", choices=("eager", "triton"), default="eager",
-                    help="eager: pmqa.run.eager_torch (default); triton: pmqa_run_gates.fused_triton")
+                    help="eager: eager_torch_op (default); triton: pmqa_run_gates.fused_triton")
     ap.add_argument("--devices", default="0", help="the second run's --devices (default 0)")
     ap.add_argument("--jobs", default="1,16", help="the verify -j values timed, the first the baseline (default 1,16)")
     ap.add_argument("--run-timeout-s", type=float, default=1800, help="the longest one pmqa-run may take")

@@ -4,11 +4,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <random>
 
 namespace pmqa::cases {
 namespace {
+
+constexpr std::array<int, 6> kNoMoreWrites{ENOSPC, EDQUOT, EROFS, EACCES, EPERM, EFBIG};
 
 std::system_error os_error(const std::string& what) { return {errno, std::generic_category(), what}; }
 
@@ -76,6 +80,12 @@ std::string describe_write_error(const std::error_code& code) {
   std::string words = code.message();
   if (code == std::errc::no_space_on_device || code.value() == EDQUOT) words += " (the disk or quota is full)";
   return words;
+}
+
+std::vector<int> no_more_writes_errnos() { return {kNoMoreWrites.begin(), kNoMoreWrites.end()}; }
+
+bool takes_no_more_writes(int os_errno) noexcept {
+  return std::find(kNoMoreWrites.begin(), kNoMoreWrites.end(), os_errno) != kNoMoreWrites.end();
 }
 
 }  // namespace pmqa::cases

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pmqa/cases/atomic_file.hpp"
+#include "pmqa/cases/sha256.hpp"
 #include "strict_header.hpp"
 
 namespace pmqa::cases {
@@ -22,11 +23,12 @@ namespace pmqa::cases {
 static_assert(std::endian::native == std::endian::little,
               "case files store tensors little-endian; this reader/writer copies bytes as they are");
 
-CaseFileError::CaseFileError(std::string file, std::string field, std::string problem)
+CaseFileError::CaseFileError(std::string file, std::string field, std::string problem, int os_errno)
     : CaseError(file + ": " + field + ": " + problem),
       file_(std::move(file)),
       field_(std::move(field)),
-      problem_(std::move(problem)) {}
+      problem_(std::move(problem)),
+      os_errno_(os_errno) {}
 
 namespace {
 
@@ -45,8 +47,8 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 
 // ---- the tensors of a case file
 
-enum class Tensor : int { weights, context_lens, block_table, logits, q, kv_cache };
-constexpr int kTensorCount = 6;
+enum class Tensor : int { weights, context_lens, block_table, logits, q, q_scales, kv_cache };
+constexpr int kTensorCount = 7;
 
 struct TensorSpec {
   std::string_view name;
@@ -62,7 +64,8 @@ constexpr std::array<TensorSpec, kTensorCount> kTensors = {{
     {"context_lens", true, "[B] or [B, N]", {"I32", "", ""}, 4},
     {"block_table", true, "[B, max_blocks_per_seq]", {"I32", "", ""}, 4},
     {"logits", false, "[B*N, max_model_len]", {"F32", "", ""}, 4},
-    {"q", true, "[B, N, H, D]", {"U8", "F8_E4M3", "F8_E4M3FNUZ"}, 1},
+    {"q", true, "[B, N, H, D] (e2m1: [B, N, H, D/2])", {"U8", "F8_E4M3", "F8_E4M3FNUZ"}, 1},
+    {"q_scales", false, "[B, N, H, 4]", {"U8", "", ""}, 1},
     {"kv_cache", true, "[num_blocks, block_stride]", {"U8", "", ""}, 1},
 }};
 
@@ -89,10 +92,14 @@ std::string expected_dtypes(const TensorSpec& s) {
 // ---- metadata keys
 
 constexpr std::string_view kMetaKey = "__metadata__";
-constexpr std::array<std::string_view, 14> kReservedKeys = {
-    "format_version", "name",  "suite",   "seed",     "producer",   "fp8_format", "kv_layout",
-    "contract",       "batch", "next_n",  "heads",    "head_dim",   "block_size", "max_model_len",
+constexpr std::array<std::string_view, 15> kReservedKeys = {
+    "format_version", "name",  "suite",   "seed",     "producer",   "fp8_format", "kv_layout",     "contract",
+    "batch",          "next_n", "heads",  "head_dim", "block_size", "max_model_len", "value_format",
 };
+// Version 1 names an fp8 format (fp8_format); version 2, which e2m1 cases need (their q_scales
+// tensor), names any value format (value_format). The writer keeps fp8 cases at version 1, so
+// their bytes are what they always were.
+constexpr std::string_view kFormatVersionAnyValueFormat = "2";
 
 // Shapes of every tensor, derived from a case's scalar fields.
 struct Shapes {
@@ -107,7 +114,8 @@ Shapes shapes_of(const Case& c, bool with_logits) {
       c.context_lens_2d ? std::vector<std::int64_t>{c.batch, c.next_n} : std::vector<std::int64_t>{c.batch};
   s.dims[static_cast<std::size_t>(Tensor::block_table)] = {c.batch, c.max_blocks_per_seq};
   if (with_logits) s.dims[static_cast<std::size_t>(Tensor::logits)] = {rows, c.max_model_len};
-  s.dims[static_cast<std::size_t>(Tensor::q)] = {c.batch, c.next_n, c.heads, c.head_dim};
+  s.dims[static_cast<std::size_t>(Tensor::q)] = {c.batch, c.next_n, c.heads, c.token_value_bytes()};
+  if (is_fp4(c.format)) s.dims[static_cast<std::size_t>(Tensor::q_scales)] = {c.batch, c.next_n, c.heads, kScaleWordBytes};
   s.dims[static_cast<std::size_t>(Tensor::kv_cache)] = {c.num_blocks, c.block_stride};
   return s;
 }
@@ -182,6 +190,7 @@ Serialized build(const CaseFile& f, const std::string& src) {
     if (first_invalid_utf8(value) != std::string_view::npos)
       fail(cat("extra key ", key_text(key)), cat("value is not valid UTF-8: ", quoted(value)));
   }
+  detail::check_judging_metadata(src, f.extra);  // a file the reader would refuse is never written
 
   const Shapes shapes = shapes_of(c, f.logits.has_value());
   const std::array<std::pair<const void*, std::size_t>, kTensorCount> buffers = {{
@@ -190,18 +199,19 @@ Serialized build(const CaseFile& f, const std::string& src) {
       {c.block_table.data(), c.block_table.size()},
       {f.logits ? f.logits->data() : nullptr, f.logits ? f.logits->size() : 0},
       {c.q.data(), c.q.size()},
+      {c.q_scales.data(), c.q_scales.size()},
       {c.kv_cache.data(), c.kv_cache.size()},
   }};
 
   json header = json::object();
   json& meta = header[std::string(kMetaKey)] = json::object();
   for (const auto& [key, value] : f.extra) meta[key] = value;
-  meta["format_version"] = std::string(kCaseFileFormatVersion);
+  meta["format_version"] = std::string(is_fp4(c.format) ? kFormatVersionAnyValueFormat : kCaseFileFormatVersion);
   meta["name"] = c.name;
   meta["suite"] = c.suite;
   meta["seed"] = std::to_string(c.seed);
   meta["producer"] = f.producer;
-  meta["fp8_format"] = std::string(to_string(c.fp8));
+  meta[is_fp4(c.format) ? "value_format" : "fp8_format"] = std::string(to_string(c.format));
   meta["kv_layout"] = std::string(to_string(c.layout));
   meta["contract"] = std::string(to_string(f.contract));
   meta["batch"] = std::to_string(c.batch);
@@ -215,7 +225,7 @@ Serialized build(const CaseFile& f, const std::string& src) {
   std::uint64_t offset = 0;
   for (int i = 0; i < kTensorCount; ++i) {
     const auto t = static_cast<Tensor>(i);
-    if (t == Tensor::logits && !f.logits) continue;
+    if ((t == Tensor::logits && !f.logits) || (t == Tensor::q_scales && !is_fp4(c.format))) continue;
     const TensorSpec& s = spec(t);
     const auto& dims = shapes.dims[static_cast<std::size_t>(i)];
     const auto bytes = byte_size(s.elem_size, dims);
@@ -277,7 +287,7 @@ class HeaderParser {
       const int id = find_tensor(key);
       if (id < 0)
         fail(cat("tensor ", key_text(key)),
-             "unknown tensor; expected weights, context_lens, block_table, logits, q or kv_cache");
+             "unknown tensor; expected weights, context_lens, block_table, logits, q, q_scales or kv_cache");
       parse_entry(static_cast<Tensor>(id), value);
     }
     for (int i = 0; i < kTensorCount; ++i)
@@ -320,7 +330,9 @@ class HeaderParser {
     const json& shape = v.at("shape");
     if (!shape.is_array()) fail(field + ".shape", cat("is a ", shape.type_name(), ", expected an array"));
     const std::size_t rank = shape.size();
-    const bool rank_ok = t == Tensor::context_lens ? (rank == 1 || rank == 2) : t == Tensor::q ? rank == 4 : rank == 2;
+    const bool rank_ok = t == Tensor::context_lens             ? (rank == 1 || rank == 2)
+                         : t == Tensor::q || t == Tensor::q_scales ? rank == 4
+                                                                 : rank == 2;
     if (!rank_ok) fail(field + ".shape", cat("has rank ", rank, ", expected ", s.dims));
     for (std::size_t i = 0; i < rank; ++i) e.shape.push_back(detail::json_non_negative(src_, cat(field, ".shape[", i, "]"), shape[i]));
 
@@ -402,9 +414,11 @@ class HeaderParser {
     }
 
     const std::string version = take(md, "format_version");
-    if (version != kCaseFileFormatVersion)
+    if (version != kCaseFileFormatVersion && version != kFormatVersionAnyValueFormat)
       fail(cat(kMetaKey, ".format_version"),
-           cat(quoted(version), " is not supported; this reader reads version ", quoted(kCaseFileFormatVersion)));
+           cat(quoted(version), " is not supported; this reader reads versions ", quoted(kCaseFileFormatVersion), " and ",
+               quoted(kFormatVersionAnyValueFormat)));
+    const bool any_format = version == kFormatVersionAnyValueFormat;
     CaseFile& f = plan_.file;
     Case& c = f.c;
     c.name = take(md, "name");
@@ -413,7 +427,8 @@ class HeaderParser {
     detail::check_printable(src_, cat(kMetaKey, ".suite"), c.suite);
     f.producer = take(md, "producer");
     c.seed = number(md, "seed", std::numeric_limits<std::uint64_t>::max());
-    c.fp8 = enum_value(md, "fp8_format", {Fp8Format::e4m3fn, Fp8Format::e4m3fnuz});
+    c.format = any_format ? enum_value(md, "value_format", {ValueFormat::e4m3fn, ValueFormat::e4m3fnuz, ValueFormat::e2m1})
+                          : enum_value(md, "fp8_format", {ValueFormat::e4m3fn, ValueFormat::e4m3fnuz});
     c.layout = enum_value(md, "kv_layout", {KvLayout::normal, KvLayout::shuffle});
     f.contract = enum_value(md, "contract", {Contract::clean, Contract::valid_only});
     meta_batch_ = static_cast<std::int64_t>(number(md, "batch", kInt32Max));
@@ -426,7 +441,8 @@ class HeaderParser {
         {"next_n", c.next_n}, {"heads", c.heads}, {"head_dim", c.head_dim}, {"block_size", c.block_size}};
     for (auto [key, v] : positive)
       if (v < 1) fail(cat(kMetaKey, ".", key), "\"0\" is not allowed: must be at least 1");
-    f.extra = std::move(md);  // whatever is left is free-form
+    detail::check_judging_metadata(src_, md);
+    f.extra = std::move(md);  // whatever is left is free-form, but for the judging names checked above
   }
 
   const Entry& entry(Tensor t) const { return plan_.entries[static_cast<std::size_t>(t)]; }
@@ -443,9 +459,14 @@ class HeaderParser {
     meta_mismatch(0, "batch", meta_batch_);
     meta_mismatch(1, "next_n", c.next_n);
     meta_mismatch(2, "heads", c.heads);
-    meta_mismatch(3, "head_dim", c.head_dim);
-    if ((q.dtype == "F8_E4M3" && c.fp8 != Fp8Format::e4m3fn) || (q.dtype == "F8_E4M3FNUZ" && c.fp8 != Fp8Format::e4m3fnuz))
-      fail("tensor q.dtype", cat("dtype ", q.dtype, " disagrees with the metadata: fp8_format is ", to_string(c.fp8)));
+    if (q.shape[3] != c.token_value_bytes())
+      fail("tensor q.shape", cat(shape_text(q.shape), " disagrees with the metadata: head_dim ", c.head_dim, " of ",
+                                 to_string(c.format), " values takes ", c.token_value_bytes(), " bytes a head"));
+    if ((q.dtype == "F8_E4M3" && c.format != ValueFormat::e4m3fn) || (q.dtype == "F8_E4M3FNUZ" && c.format != ValueFormat::e4m3fnuz))
+      fail("tensor q.dtype", cat("dtype ", q.dtype, " disagrees with the metadata: the value format is ", to_string(c.format)));
+    const Entry& qs = entry(Tensor::q_scales);
+    if (is_fp4(c.format) != qs.present)
+      fail("tensor q_scales", is_fp4(c.format) ? "missing: e2m1 values need their UE8M0 scales" : "present, but fp8 cases have no q scales");
     c.batch = q.shape[0];
     const std::int64_t rows = c.batch * c.next_n;  // fits: q's byte size was computed without overflow
 
@@ -469,14 +490,16 @@ class HeaderParser {
     const Entry& kv = entry(Tensor::kv_cache);
     c.num_blocks = kv.shape[0];
     c.block_stride = kv.shape[1];
-    const std::int64_t min_stride = c.block_size * (c.head_dim + 4);  // both <= 2^31 - 1
+    const std::int64_t min_stride = c.min_block_stride();  // both factors <= 2^31 - 1
     if (c.block_stride < min_stride)
-      fail("tensor kv_cache.shape", cat(shape_text(kv.shape), ": block stride ", c.block_stride,
-                                       " is below block_size*(head_dim+4) = ", min_stride, " from the metadata"));
+      fail("tensor kv_cache.shape", cat(shape_text(kv.shape), ": block stride ", c.block_stride, " is below block_size*(",
+                                       is_fp4(c.format) ? "head_dim/2" : "head_dim", "+4) = ", min_stride, " from the metadata"));
+    if (qs.present) expect(Tensor::q_scales, {c.batch, c.next_n, c.heads, kScaleWordBytes}, "q's shape");
     if (entry(Tensor::logits).present) expect(Tensor::logits, {rows, c.max_model_len}, "q's shape and max_model_len");
 
     // Size the buffers; the data section bounds them (each tensor's bytes lie inside it).
     c.q.resize(static_cast<std::size_t>(q.end - q.begin));
+    if (qs.present) c.q_scales.resize(static_cast<std::size_t>(qs.end - qs.begin));
     c.kv_cache.resize(static_cast<std::size_t>(kv.end - kv.begin));
     c.weights.resize(static_cast<std::size_t>((entry(Tensor::weights).end - entry(Tensor::weights).begin) / 4));
     c.context_lens.resize(static_cast<std::size_t>((lens.end - lens.begin) / 4));
@@ -498,6 +521,7 @@ void* destination(CaseFile& f, Tensor t) {
     case Tensor::block_table: return f.c.block_table.data();
     case Tensor::logits: return f.logits ? f.logits->data() : nullptr;
     case Tensor::q: return f.c.q.data();
+    case Tensor::q_scales: return f.c.q_scales.data();
     case Tensor::kv_cache: return f.c.kv_cache.data();
   }
   return nullptr;
@@ -548,6 +572,12 @@ bool is_reserved_case_file_key(std::string_view key) noexcept {
   return std::find(kReservedKeys.begin(), kReservedKeys.end(), key) != kReservedKeys.end() || key == kMetaKey;
 }
 
+std::vector<std::string> case_file_reserved_keys() {
+  std::vector<std::string> keys(kReservedKeys.begin(), kReservedKeys.end());
+  keys.emplace_back(kMetaKey);
+  return keys;
+}
+
 std::vector<std::uint8_t> serialize_case_file(const CaseFile& file) {
   const Serialized s = build(file, "<memory>");
   std::uint64_t total = 8 + s.header.size();
@@ -563,7 +593,7 @@ std::vector<std::uint8_t> serialize_case_file(const CaseFile& file) {
   return out;
 }
 
-void write_case_file(const std::filesystem::path& path, const CaseFile& file) {
+std::string write_case_file(const std::filesystem::path& path, const CaseFile& file) {
   const std::string src = path.string();
   const Serialized s = build(file, src);
   std::uint8_t len[8];
@@ -574,8 +604,9 @@ void write_case_file(const std::filesystem::path& path, const CaseFile& file) {
   try {
     write_file_atomically(path, parts);
   } catch (const std::system_error& e) {
-    throw CaseFileError(src, "file", "cannot write: " + describe_write_error(e.code()));
+    throw CaseFileError(src, "file", "cannot write: " + describe_write_error(e.code()), e.code().value());
   }
+  return sha256_hex(parts);
 }
 
 CaseFile parse_case_file(std::span<const std::uint8_t> bytes, std::string_view source_name) {

@@ -41,7 +41,7 @@ const std::vector<FieldInfo>& fields() {
       {"max_model_len", FieldType::integer, {}},
       {"block_stride", FieldType::integer, {}},
       {"stride_pad", FieldType::integer, {}},
-      {"fp8_format", FieldType::text, {"e4m3fn", "e4m3fnuz"}},
+      {"value_format", FieldType::text, {"e4m3fn", "e4m3fnuz", "e2m1"}},
       {"kv_layout", FieldType::text, {"normal", "shuffle"}},
       {"context_lens", FieldType::text, {"1-d", "2-d"}},
       {"last_row_longest", FieldType::boolean, {}},
@@ -81,7 +81,7 @@ std::vector<std::int64_t> rows_valid(std::int64_t batch, std::int64_t next_n, bo
 }
 
 CaseTraits traits_from(std::int64_t batch, std::int64_t next_n, std::int64_t heads, std::int64_t head_dim,
-                       std::int64_t block_size, std::int64_t max_model_len, std::int64_t block_stride, Fp8Format fp8,
+                       std::int64_t block_size, std::int64_t max_model_len, std::int64_t block_stride, ValueFormat format,
                        KvLayout layout, bool two_d, const std::vector<std::int32_t>& lens, const CallContext& call) {
   CaseTraits t;
   t.batch = batch;
@@ -92,7 +92,7 @@ CaseTraits traits_from(std::int64_t batch, std::int64_t next_n, std::int64_t hea
   t.max_model_len = max_model_len;
   t.block_stride = block_stride;
   t.stride_pad = block_stride - block_size * (head_dim + 4);
-  t.fp8_format = std::string(to_string(fp8));
+  t.value_format = std::string(to_string(format));
   t.kv_layout = layout == KvLayout::shuffle ? "shuffle" : "normal";
   t.context_lens = two_d ? "2-d" : "1-d";
   const auto e = rows_valid(batch, next_n, two_d, lens);
@@ -324,7 +324,7 @@ TraitValue CaseTraits::get(std::string_view field) const {
   if (field == "max_model_len") return max_model_len;
   if (field == "block_stride") return block_stride;
   if (field == "stride_pad") return stride_pad;
-  if (field == "fp8_format") return fp8_format;
+  if (field == "value_format") return value_format;
   if (field == "kv_layout") return kv_layout;
   if (field == "context_lens") return context_lens;
   if (field == "last_row_longest") return last_row_longest;
@@ -345,12 +345,12 @@ const std::vector<std::string>& trait_fields() {
 }
 
 CaseTraits traits_of(const Case& c, const CallContext& call) {
-  return traits_from(c.batch, c.next_n, c.heads, c.head_dim, c.block_size, c.max_model_len, c.block_stride, c.fp8,
+  return traits_from(c.batch, c.next_n, c.heads, c.head_dim, c.block_size, c.max_model_len, c.block_stride, c.format,
                      c.layout, c.context_lens_2d, c.context_lens, call);
 }
 
 CaseTraits traits_of(const CaseShape& s, const CallContext& call) {
-  return traits_from(s.batch, s.next_n, s.heads, s.head_dim, s.block_size, s.max_model_len, s.block_stride, s.fp8,
+  return traits_from(s.batch, s.next_n, s.heads, s.head_dim, s.block_size, s.max_model_len, s.block_stride, s.format,
                      s.layout, s.context_lens_2d, s.context_lens, call);
 }
 

@@ -32,7 +32,7 @@ std::uint64_t length_of(const std::uint8_t* p) {
   return len;
 }
 
-// The fields' rules, shared by the writer and the reader (python/src/pmqa/cases/logits_file.py applies the same).
+// The fields' rules, shared by the writer and the reader.
 void check_fields(const LogitsFile& f, const std::string& src) {
   for (const auto* text : {&f.name, &f.producer, &f.input_file, &f.input_sha256})
     if (detail::first_invalid_utf8(*text) != std::string::npos)
@@ -51,6 +51,8 @@ void check_fields(const LogitsFile& f, const std::string& src) {
 }
 
 }  // namespace
+
+std::vector<std::string> logits_file_reserved_keys() { return {reserved().begin(), reserved().end()}; }
 
 std::map<std::string, std::string> read_header_metadata(const std::filesystem::path& path) {
   std::map<std::string, std::string> out;
@@ -153,6 +155,7 @@ LogitsFile parse_logits_file(std::span<const std::uint8_t> bytes, std::string_vi
     throw CaseFileError(src, "__metadata__.contract", detail::quoted(contract) + " is not one of clean or valid-only");
   }
   check_fields(f, src);
+  detail::check_judging_metadata(src, md);
   f.extra = std::move(md);
   f.logits.resize(static_cast<std::size_t>(cells));
   if (cells) std::memcpy(f.logits.data(), bytes.data() + 8 + len, static_cast<std::size_t>(data_bytes));
@@ -165,9 +168,14 @@ std::vector<std::uint8_t> serialize_logits_file(const LogitsFile& f) {
   if (f.logits.size() != cells) throw CaseFileError("<memory>", "logits", "size disagrees with B*N*max_model_len");
   json meta = json::object();
   for (const auto& [k, v] : f.extra) {
+    if (detail::first_invalid_utf8(k) != std::string_view::npos)
+      throw CaseFileError("<memory>", "extra key " + detail::quoted(k), "is not valid UTF-8");
     if (reserved().count(k)) throw CaseFileError("<memory>", "extra key " + k, "is reserved for the format's own metadata");
+    if (detail::first_invalid_utf8(v) != std::string_view::npos)
+      throw CaseFileError("<memory>", "extra key " + detail::key_text(k), "value is not valid UTF-8: " + detail::quoted(v));
     meta[k] = v;
   }
+  detail::check_judging_metadata("<memory>", f.extra);
   meta["format_version"] = std::string(kCaseFileFormatVersion);
   meta["content"] = kContent;
   meta["name"] = f.name;
@@ -192,13 +200,14 @@ std::vector<std::uint8_t> serialize_logits_file(const LogitsFile& f) {
   return out;
 }
 
-void write_logits_file(const std::filesystem::path& path, const LogitsFile& file) {
+std::string write_logits_file(const std::filesystem::path& path, const LogitsFile& file) {
   const auto bytes = serialize_logits_file(file);
   try {
     write_file_atomically(path, {{bytes.data(), bytes.size()}});
   } catch (const std::system_error& e) {
-    throw CaseFileError(path.string(), "file", "cannot write: " + describe_write_error(e.code()));
+    throw CaseFileError(path.string(), "file", "cannot write: " + describe_write_error(e.code()), e.code().value());
   }
+  return sha256_hex(bytes.data(), bytes.size());
 }
 
 CaseFile join_logits_file(const LogitsFile& r, const std::filesystem::path& result_path,

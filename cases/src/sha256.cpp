@@ -105,6 +105,12 @@ std::string sha256_hex(const std::uint8_t* data, std::size_t size) {
   return s.hex();
 }
 
+std::string sha256_hex(const std::vector<std::span<const std::uint8_t>>& parts) {
+  Sha256 s;
+  for (const auto& part : parts) s.update(part.data(), part.size());
+  return s.hex();
+}
+
 std::string sha256_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CaseFileError(path.string(), "file", "cannot open for reading");

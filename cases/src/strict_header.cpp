@@ -8,10 +8,12 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include "pmqa/cases/case_file.hpp"
+#include "pmqa/model/judging.hpp"
 
 namespace pmqa::cases::detail {
 namespace {
@@ -146,7 +148,10 @@ json parse_strict_header(const std::string& src, std::string_view text) {
   } catch (const JsonLimit& e) {
     fail("JSON has " + e.problem);
   } catch (const json::exception& e) {
-    fail(cat("is not valid JSON: ", e.what()));
+    // The parser's message quotes bytes it read, possibly cut inside a UTF-8 sequence: escaped, so
+    // the message is printable and valid UTF-8 wherever it goes (a terminal, JUnit, Python).
+    const std::string what = quoted(e.what(), std::string::npos);
+    fail(cat("is not valid JSON: ", what.substr(1, what.size() - 2)));
   }
   if (!root.is_object()) fail(cat("is a JSON ", root.type_name(), ", expected an object"));
   return root;
@@ -194,6 +199,28 @@ std::uint64_t take_decimal(const std::string& src, std::map<std::string, std::st
   return v;
 }
 
+void check_judging_metadata(const std::string& src, const std::map<std::string, std::string>& md) {
+  // The model parses each name (resolve_judging, as pmqa verify does); the message quotes the
+  // untrusted text as every other field's does and lists the names, as a contract's does.
+  auto check = [&](const char* key, const std::vector<std::string>& names, JudgingMetadata given) {
+    const auto it = md.find(key);
+    if (it == md.end()) return;
+    try {
+      (void)resolve_judging({}, given);
+    } catch (const JudgingError&) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : " or ") + n;
+      throw CaseFileError(src, cat("__metadata__.", key), cat(quoted(it->second), " is not one of ", list));
+    }
+  };
+  const auto value = [&](const char* key) -> std::optional<std::string_view> {
+    const auto it = md.find(key);
+    return it == md.end() ? std::nullopt : std::optional<std::string_view>(it->second);
+  };
+  check("tolerance", Tolerance::names(), {.tolerance = value("tolerance")});
+  check("nan", nan_rule_names(), {.nan = value("nan")});
+}
+
 namespace {
 
 std::string kind_of(mode_t mode) {
@@ -211,6 +238,7 @@ std::string kind_of(mode_t mode) {
 std::string not_a_regular_file(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ELOOP) return "a symbolic link loop";  // ln -s a b; ln -s b a: it leads nowhere, and not to nothing
     struct stat link {};
     if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) return "a symbolic link to nothing (it dangles)";
     return "no such file";
@@ -221,7 +249,7 @@ std::string not_a_regular_file(const std::string& path) {
 std::vector<std::uint8_t> read_regular_file(const std::string& path, const std::string& src) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) {
+    if (errno == ENOENT || errno == ELOOP) {
       const std::string what = not_a_regular_file(path);
       throw CaseFileError(src, "file", what == "no such file" ? "does not exist" : "is " + what);
     }

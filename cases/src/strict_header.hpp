@@ -53,12 +53,19 @@ std::string take_metadata(const std::string& src, std::map<std::string, std::str
 std::uint64_t take_decimal(const std::string& src, std::map<std::string, std::string>& md, const std::string& key,
                            std::uint64_t max);
 
+// The judging names a file may carry beside its contract ("tolerance", "nan": what a runner records
+// from its convention): each, where present, must be a profile and a NaN rule the model knows, so
+// every reader refuses a file `pmqa verify` could not judge; else CaseFileError(src,
+// "__metadata__.KEY", the model's own words).
+void check_judging_metadata(const std::string& src, const std::map<std::string, std::string>& md);
+
 }  // namespace pmqa::cases::detail
 
 namespace pmqa::cases::detail {
 
 // What a path is when it is not a regular file ("a FIFO", "a directory", ...), "" for a regular file
-// (symbolic links followed), "no such file" when it does not exist or its link dangles.
+// (symbolic links followed), "a symbolic link to nothing (it dangles)", "a symbolic link loop", or
+// "no such file".
 std::string not_a_regular_file(const std::string& path);
 
 // A regular file's bytes, opened without blocking (a FIFO named as input must never hang a reader);

@@ -64,7 +64,7 @@ std::vector<std::vector<std::uint8_t>> base_files() {
   s.ctx2d = true;
   s.next_n = 3;
   s.batch = 1;
-  s.fp8 = Fp8Format::e4m3fnuz;
+  s.format = ValueFormat::e4m3fnuz;
   s.layout = KvLayout::shuffle;
   s.logits = false;
   s.stride_pad = 4;

@@ -35,7 +35,7 @@ std::vector<TestShape> shapes() {
   s.next_n = 3;
   out.push_back(s);
   s = {};
-  s.fp8 = Fp8Format::e4m3fnuz;
+  s.format = ValueFormat::e4m3fnuz;
   s.layout = KvLayout::shuffle;
   s.stride_pad = 20;
   s.heads = 3;
@@ -205,7 +205,7 @@ TEST(CaseFileFormat, AcceptsF8DtypesForQ) {
   const auto wrong = testing::edit_header(sample_bytes(), [](json& h) { h["q"]["dtype"] = "F8_E4M3"; });
   const auto m = parse_error(wrong);
   EXPECT_CONTAINS(m, "tensor q.dtype");
-  EXPECT_CONTAINS(m, "fp8_format is e4m3fnuz");
+  EXPECT_CONTAINS(m, "the value format is e4m3fnuz");
   // and an OCP case accepts F8_E4M3
   const auto ocp = serialize_case_file(testing::make_case_file({}, 3));
   EXPECT_NO_THROW(parse_case_file(testing::edit_header(ocp, [](json& h) { h["q"]["dtype"] = "F8_E4M3"; }), "ocp"));

@@ -32,7 +32,7 @@ struct TestShape {
   std::int64_t max_blocks = 3;
   std::int64_t max_model_len = 48;
   bool ctx2d = false;
-  Fp8Format fp8 = Fp8Format::e4m3fn;
+  ValueFormat format = ValueFormat::e4m3fn;
   KvLayout layout = KvLayout::normal;
   bool logits = true;
 };
@@ -49,7 +49,7 @@ inline cases::CaseFile make_case_file(const TestShape& s, std::uint64_t seed) {
   c.name = "test-" + std::to_string(seed);
   c.suite = "case-file-unit";
   c.seed = seed;
-  c.fp8 = s.fp8;
+  c.format = s.format;
   c.layout = s.layout;
   c.batch = s.batch;
   c.next_n = s.next_n;
@@ -63,7 +63,7 @@ inline cases::CaseFile make_case_file(const TestShape& s, std::uint64_t seed) {
   c.context_lens_2d = s.ctx2d;
   auto code = [&] {
     auto b = static_cast<std::uint8_t>(rng());
-    return is_fp8_nan(s.fp8, b) ? static_cast<std::uint8_t>(b ^ 1u) : b;
+    return is_fp8_nan(*fp8_of(s.format), b) ? static_cast<std::uint8_t>(b ^ 1u) : b;
   };
   const std::int64_t rows = s.batch * s.next_n;
   c.q.resize(static_cast<std::size_t>(rows * s.heads * s.head_dim));
@@ -119,7 +119,7 @@ inline cases::CaseFile make_case_file(const TestShape& s, std::uint64_t seed) {
   return f;
 }
 
-// The interop sample: every value from a formula, so python/src/pmqa/cases/sample.py builds the very
+// The interop sample: every value from a formula, so python/tests/case_file_sample.py builds the very
 // same file. Keep the two in step.
 inline cases::CaseFile sample_case_file() {
   cases::CaseFile f;
@@ -127,7 +127,7 @@ inline cases::CaseFile sample_case_file() {
   c.name = "interop-sample";
   c.suite = "interop";
   c.seed = 12345678901234567890ull;
-  c.fp8 = Fp8Format::e4m3fnuz;
+  c.format = ValueFormat::e4m3fnuz;
   c.layout = KvLayout::shuffle;
   c.batch = 2;
   c.next_n = 2;
@@ -184,7 +184,7 @@ inline bool same_case_file(const cases::CaseFile& a, const cases::CaseFile& b, s
   if (x.name != y.name) return differ("name");
   if (x.suite != y.suite) return differ("suite");
   if (x.seed != y.seed) return differ("seed");
-  if (x.fp8 != y.fp8) return differ("fp8");
+  if (x.format != y.format) return differ("format");
   if (x.layout != y.layout) return differ("layout");
   if (x.batch != y.batch) return differ("batch");
   if (x.next_n != y.next_n) return differ("next_n");

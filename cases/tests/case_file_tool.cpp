@@ -10,7 +10,7 @@
 //                                            "escape <what>" for anything but a CaseFileError (a reader
 //                                            bug: python/tests/fuzz_logits_readers.py counts them)
 //
-// CASE: "sample" (built from formulas, as python/src/pmqa/cases/sample.py builds it) or
+// CASE: "sample" (built from formulas, as python/tests/case_file_sample.py builds it) or
 // "seeded:SEED:VARIANT" with VARIANT one of default, b0, ctx2d, shuffle, empty.
 // Exit status: 0 ok, 1 a difference, 2 bad input or usage.
 #include <cstdio>
@@ -43,7 +43,7 @@ CaseFile make(const std::string& spec) {
     s.next_n = 3;
     s.logits = false;
   } else if (variant == "shuffle") {
-    s.fp8 = Fp8Format::e4m3fnuz;
+    s.format = ValueFormat::e4m3fnuz;
     s.layout = KvLayout::shuffle;
     s.stride_pad = 12;
     s.heads = 4;

@@ -35,7 +35,7 @@ Facts facts(const std::string& convention, const std::string& platform) {
     f["heads"] = [](const CaseTraits& t) { return t.heads == 32 || t.heads == 64; };
     f["next-n"] = [](const CaseTraits& t) { return t.next_n == 1 || t.next_n == 2; };
     f["head-dim"] = [](const CaseTraits& t) { return t.head_dim == 32 || t.head_dim == 64 || t.head_dim == 128; };
-    f["fp8-format"] = [](const CaseTraits& t) { return t.fp8_format == "e4m3fn"; };
+    f["fp8-format"] = [](const CaseTraits& t) { return t.value_format == "e4m3fn"; };
     f["layout"] = [](const CaseTraits& t) { return t.kv_layout == "normal"; };
     f["block-stride"] = [](const CaseTraits& t) { return t.block_stride % 16 == 0; };
     f["lengths-fall"] = [](const CaseTraits& t) { return t.last_row_longest; };
@@ -44,7 +44,7 @@ Facts facts(const std::string& convention, const std::string& platform) {
     f["lengths-1d"] = [](const CaseTraits& t) { return t.context_lens == "1-d"; };
     f["empty-batch"] = [](const CaseTraits& t) { return t.batch >= 1; };
     if (cuda) {
-      f["fp8-format"] = [](const CaseTraits& t) { return t.fp8_format == "e4m3fn"; };
+      f["fp8-format"] = [](const CaseTraits& t) { return t.value_format == "e4m3fn"; };
       f["layout"] = [](const CaseTraits& t) { return t.kv_layout == "normal"; };
       f["block-stride"] = [](const CaseTraits& t) { return t.block_stride % 4 == 0; };
       f["heads-power-of-two"] = [](const CaseTraits& t) { return pow2(t.heads); };
@@ -55,7 +55,7 @@ Facts facts(const std::string& convention, const std::string& platform) {
     f["layout"] = [](const CaseTraits& t) { return t.kv_layout == "normal"; };
     f["chunk-q"] = [](const CaseTraits& t) { return t.chunk_q == 0 || t.heads % t.chunk_q == 0; };
     if (cuda) {
-      f["fp8-format"] = [](const CaseTraits& t) { return t.fp8_format == "e4m3fn"; };
+      f["fp8-format"] = [](const CaseTraits& t) { return t.value_format == "e4m3fn"; };
       f["block-stride"] = [](const CaseTraits& t) { return t.block_stride % 4 == 0; };
       f["heads-power-of-two"] = [](const CaseTraits& t) { return pow2(t.heads); };
       f["empty-batch"] = [](const CaseTraits& t) { return t.batch >= 1; };
@@ -66,8 +66,8 @@ Facts facts(const std::string& convention, const std::string& platform) {
     f["lengths-1d"] = [](const CaseTraits& t) { return t.context_lens == "1-d"; };
     f["layout"] = [](const CaseTraits& t) { return t.block_size < 2 || t.kv_layout == "shuffle"; };
     f["empty-batch"] = [](const CaseTraits& t) { return t.batch >= 1; };
-    f["fp8-gfx942"] = [](const CaseTraits& t) { return t.arch != "gfx942" || t.fp8_format == "e4m3fnuz"; };
-    f["fp8-gfx950"] = [](const CaseTraits& t) { return t.arch != "gfx950" || t.fp8_format == "e4m3fn"; };
+    f["fp8-gfx942"] = [](const CaseTraits& t) { return t.arch != "gfx942" || t.value_format == "e4m3fnuz"; };
+    f["fp8-gfx950"] = [](const CaseTraits& t) { return t.arch != "gfx950" || t.value_format == "e4m3fn"; };
   }
   return f;
 }
@@ -188,7 +188,7 @@ TEST(Envelope, FitMovesKnobsToTheNearestAllowedValue) {
   EXPECT_EQ(s->next_n, 2);
   EXPECT_EQ(s->heads, 32);
   EXPECT_EQ(s->block_size, 64);
-  EXPECT_EQ(s->fp8, Fp8Format::e4m3fn);
+  EXPECT_EQ(s->format, ValueFormat::e4m3fn);
   EXPECT_EQ(s->layout, KvLayout::normal);
   EXPECT_EQ((s->block_size * (s->head_dim + 4) + s->block_stride_pad) % 16, 0);
   EXPECT_GE(s->block_stride_pad, 3);
@@ -248,7 +248,7 @@ TEST(Envelope, FitFollowsTheArch) {
   for (const char* arch : {"gfx942", "gfx950"}) {
     e.arch = arch;
     for (const auto& sc : fit_suite("quick", e)) {
-      EXPECT_EQ(sc.spec.fp8, std::string(arch) == "gfx942" ? Fp8Format::e4m3fnuz : Fp8Format::e4m3fn) << arch << " " << sc.name;
+      EXPECT_EQ(sc.spec.format, std::string(arch) == "gfx942" ? ValueFormat::e4m3fnuz : ValueFormat::e4m3fn) << arch << " " << sc.name;
       EXPECT_TRUE(sc.spec.block_size == 1 || sc.spec.layout == KvLayout::shuffle) << sc.name;
     }
   }
@@ -328,7 +328,7 @@ TEST(EnvelopeFile, OverlaysReplaceAddAndDropLimits) {
   t.heads = 128;
   t.next_n = 5;
   t.block_size = 64;
-  t.fp8_format = "e4m3fn";
+  t.value_format = "e4m3fn";
   t.kv_layout = "normal";
   t.head_dim = 128;
   t.block_stride = 64 * 132;

@@ -7,11 +7,14 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_test_support.hpp"
+#include "pmqa/cases/envelope.hpp"
+#include "pmqa/fixtures/fit.hpp"
 
 namespace pmqa::clitest {
 namespace {
@@ -73,6 +76,72 @@ TEST(Shards, GenShardsCoverTheSuiteOnceForEveryN) {
       fs::remove_all(dir);
     }
     EXPECT_EQ(together, all) << "N " << n << ": every case in exactly one shard";
+  }
+}
+
+// The case names a `pmqa gen --list` table lists (the first column of the rows under each header).
+std::multiset<std::string> listed_cases(const std::string& output) {
+  std::multiset<std::string> names;
+  bool rows = false;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("---", 0) == 0) {
+      rows = true;
+    } else if (line.empty() || line.rfind("suite ", 0) == 0) {
+      rows = false;
+    } else if (rows) {
+      names.insert(line.substr(0, line.find(' ')));
+    }
+  }
+  return names;
+}
+
+// gen --list --shard K/N lists shard K's cases, the ones gen --shard K/N writes: for every suite
+// (and a fitted one) the N lists together hold each case gen would write exactly once; a large
+// case left out without --include-large is in none of them, and each heading says so.
+TEST(Shards, GenListShardsPartitionTheSuite) {
+  struct Listing {
+    std::string args;
+    std::vector<fixtures::SuiteCase> cases;
+  };
+  std::vector<Listing> listings;
+  for (const auto& s : fixtures::suite_names()) listings.push_back({"--suite " + s, fixtures::suite(s)});
+  listings.push_back({"--suite standard --fit deepgemm",
+                      fixtures::fit_suite("standard", cases::make_envelope("deepgemm", "", {}))});
+  for (const auto& l : listings) {
+    for (const bool include_large : {false, true}) {
+      std::multiset<std::string> expected;
+      std::size_t large_left_out = 0;
+      for (const auto& sc : l.cases) {
+        if (sc.large && !include_large) ++large_left_out;
+        else expected.insert(sc.name);
+      }
+      const std::string large = include_large ? " --include-large" : "";
+      for (const int n : {1, 2, 3, 5}) {
+        std::multiset<std::string> together;
+        for (int k = 1; k <= n; ++k) {
+          const std::string shard = std::to_string(k) + "/" + std::to_string(n);
+          const auto r = run_pmqa("gen --list " + l.args + large + " --shard " + shard);
+          ASSERT_EQ(r.status, 0) << l.args << large << " " << shard << "\n" << r.output;
+          const auto mine = listed_cases(r.output);
+          EXPECT_NE(r.output.find("shard " + shard + ": " + std::to_string(mine.size()) + " of " +
+                                  std::to_string(expected.size()) + " case(s)"),
+                    std::string::npos)
+              << l.args << large << "\n" << r.output;
+          EXPECT_EQ(r.output.find("in no shard") != std::string::npos, large_left_out > 0) << r.output;
+          together.insert(mine.begin(), mine.end());
+        }
+        EXPECT_EQ(together, expected) << l.args << large << " N " << n << ": every case in exactly one shard's list";
+      }
+    }
+  }
+  // The list is the split gen --shard writes.
+  TempDir tmp;
+  for (int k = 1; k <= 3; ++k) {
+    const std::string shard = std::to_string(k) + "/3";
+    const auto listed = run_pmqa("gen --list --suite quick --shard " + shard);
+    ASSERT_EQ(run_pmqa("gen --suite quick --shard " + shard + " --out " + q(tmp / shard.substr(0, 1))).status, 0);
+    EXPECT_EQ(listed_cases(listed.output), safetensors_in(tmp / shard.substr(0, 1))) << shard;
   }
 }
 

@@ -185,13 +185,28 @@ TEST(VerifyCommand, ToleranceFromMetadataAndFlag) {
   EXPECT_EQ(flag_wins.status, 1) << flag_wins.output;
   EXPECT_NE(flag_wins.output.find("--tolerance fp32"), std::string::npos) << "the reproduce line keeps the profile";
 
+  // A name the model does not know: the writer refuses it, and a file that holds one anyway (edited
+  // here byte for byte, "fp32" -> "fp16") is invalid input for verify, as for every reader.
   f.extra["tolerance"] = "fp16";
+  EXPECT_THROW(cases::write_case_file(file, f), cases::CaseFileError);
+  f.extra["tolerance"] = "fp32";
   cases::write_case_file(file, f);
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto at = bytes.find("\"tolerance\":\"fp32\"");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 18, "\"tolerance\":\"fp16\"");
+  std::ofstream(file, std::ios::binary) << bytes;
   const auto bad = run_pmqa("verify " + q(file));
   EXPECT_EQ(bad.status, 2) << bad.output;
-  EXPECT_NE(bad.output.find(file.string() + ": __metadata__.tolerance: unknown tolerance profile 'fp16'"),
+  EXPECT_NE(bad.output.find(file.string() + ": __metadata__.tolerance: \"fp16\" is not one of fp32 or matrix-unit"),
             std::string::npos)
       << bad.output;
+  const auto forced = run_pmqa("verify --tolerance fp32 " + q(file));
+  EXPECT_EQ(forced.status, 2) << "a file no reader accepts stays invalid under a flag: " << forced.output;
 }
 
 // The whole output 1 % too large: inside every cell's noise under bf16-output, so only the bias

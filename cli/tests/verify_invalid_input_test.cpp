@@ -130,6 +130,32 @@ TEST_F(VerifyInvalidInput, MissingPathAndEmptyDirectory) {
   EXPECT_NE(r.output.find(empty.string() + ": directory: holds no *.safetensors files"), std::string::npos) << r.output;
 }
 
+// A symbolic link loop (ln -s a b; ln -s b a; and one to itself) is named as a loop, not as a
+// link to nothing; a dangling link still is one. In a folder and named on the command line.
+TEST_F(VerifyInvalidInput, SymbolicLinkLoopsAreNamedAsLoops) {
+  const fs::path dir = tmp_ / "loops";
+  fs::create_directories(dir);
+  write_bytes(dir / "good.safetensors", good_bytes_);
+  fs::create_symlink("b.safetensors", dir / "a.safetensors");
+  fs::create_symlink("a.safetensors", dir / "b.safetensors");
+  fs::create_symlink("self.safetensors", dir / "self.safetensors");
+  fs::create_symlink("nowhere", dir / "dangling.safetensors");
+  const auto r = run_pmqa("verify " + q(dir));
+  EXPECT_EQ(r.status, 2) << r.output;
+  for (const char* loop : {"a", "b", "self"})
+    EXPECT_NE(r.output.find((dir / loop).string() + ".safetensors: file: is a symbolic link loop"), std::string::npos)
+        << loop << "\n" << r.output;
+  EXPECT_NE(r.output.find((dir / "dangling.safetensors").string() + ": file: is a symbolic link to nothing (it dangles)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("5 file(s): 1 passed, 0 failed, 4 invalid"), std::string::npos) << r.output;
+  const auto one = run_pmqa("verify " + q(dir / "a.safetensors"));
+  EXPECT_EQ(one.status, 2) << one.output;
+  EXPECT_NE(one.output.find((dir / "a.safetensors").string() + ": file: is a symbolic link loop"), std::string::npos)
+      << one.output;
+  EXPECT_EQ(one.output.find("dangles"), std::string::npos) << one.output;
+}
+
 TEST_F(VerifyInvalidInput, BadFlagValues) {
   write_bytes(tmp_ / "good.safetensors", good_bytes_);
   const auto contract = run_pmqa("verify --contract sloppy " + q(tmp_ / "good.safetensors"));

@@ -23,8 +23,8 @@ RunResult run_decision(Executor& executor, const dispatch::Decision& d, const Ca
   if (o.run.kernel) throw KernelError("run_decision: the decision picks the kernel; leave RunOptions::kernel unset");
   if (!is_kernel_path(d.path))
     throw DecisionNotRunnable("the decision is " + d.summary() + ", not a path of pmqa's kernels (" + d.reason + ")");
-  if (d.fp8 && *d.fp8 != c.fp8)
-    throw DecisionNotRunnable("the decision reads " + std::string(to_string(*d.fp8)) + " and the case is " + std::string(to_string(c.fp8)));
+  if (d.fp8 && value_format_of(*d.fp8) != c.format)
+    throw DecisionNotRunnable("the decision reads " + std::string(to_string(*d.fp8)) + " and the case is " + std::string(to_string(c.format)));
   if (d.layout && *d.layout != c.layout)
     throw DecisionNotRunnable("the decision reads the " + std::string(dispatch::message_name(*d.layout)) + " layout and the case is " +
                       std::string(dispatch::message_name(c.layout)));

@@ -171,7 +171,7 @@ TEST(FusedMfmaOnHost, ShuffledSchedulesGiveTheSameBits) {
   s.block_size = 16;
   s.max_model_len = 1100;
   s.context_lens = {1100, 700};
-  s.fp8 = Fp8Format::e4m3fnuz;
+  s.format = ValueFormat::e4m3fnuz;
   const Case c = fixtures::make_case(s);
   const auto exec = kernels::make_host_executor({.emulate = kMfmaHost, .schedule_seed = 0xC0FFEE});
   const auto run = exec->run(Path::fused, c, {.kernel = KernelId::fused_mfma, .launches = 3});

@@ -17,7 +17,7 @@ using kernels::KernelError;
 
 Case decode_case(Fp8Format fp8, std::int64_t head_dim = 128, std::int64_t heads = 64) {
   fixtures::CaseSpec s;
-  s.fp8 = fp8;
+  s.format = value_format_of(fp8);
   s.heads = heads;
   s.head_dim = head_dim;
   s.context_lens = {100};

@@ -18,7 +18,7 @@ using kernels::KernelError;
 // A decode case in the decision's format and layout.
 Case case_for(const dispatch::Decision& d) {
   fixtures::CaseSpec s;
-  s.fp8 = *d.fp8;
+  s.format = value_format_of(*d.fp8);
   s.layout = *d.layout;
   s.batch = 2;
   s.heads = 64;
@@ -81,7 +81,7 @@ TEST(RunDecision, RefusesWhatIsNoKernelPathAndCasesInAnotherFormat) {
   EXPECT_THROW(kernels::run_decision(*exec, fallback, case_for(fallback)), KernelError);
   const auto d = dispatch::select("gfx942", {});
   Case ocp = case_for(d);
-  ocp.fp8 = Fp8Format::e4m3fn;
+  ocp.format = ValueFormat::e4m3fn;
   try {
     kernels::run_decision(*exec, d, ocp);
     ADD_FAILURE() << "an OCP case ran as gfx942's FNUZ decision";

@@ -11,6 +11,7 @@ std::string_view to_string(KvLayout layout) noexcept {
   switch (layout) {
     case KvLayout::normal: return "normal";
     case KvLayout::shuffle: return "shuffle";
+    case KvLayout::interleaved: return "interleaved";
   }
   return "?";
 }
@@ -19,6 +20,7 @@ std::string_view message_name(KvLayout layout) noexcept {
   switch (layout) {
     case KvLayout::normal: return "NORMAL";
     case KvLayout::shuffle: return "SHUFFLE";
+    case KvLayout::interleaved: return "INTERLEAVED";
   }
   return "?";
 }
@@ -26,9 +28,9 @@ std::string_view message_name(KvLayout layout) noexcept {
 std::string_view to_string(Contract contract) noexcept { return contract == Contract::clean ? "clean" : "valid-only"; }
 
 KvLayout parse_kv_layout(std::string_view text) {
-  if (text == "normal" || text == "NORMAL") return KvLayout::normal;
-  if (text == "shuffle" || text == "SHUFFLE") return KvLayout::shuffle;
-  throw std::invalid_argument("unknown KV layout \"" + std::string(text) + "\" (expected normal or shuffle)");
+  for (const KvLayout l : {KvLayout::normal, KvLayout::shuffle, KvLayout::interleaved})
+    if (text == to_string(l) || text == message_name(l)) return l;
+  throw std::invalid_argument("unknown KV layout \"" + std::string(text) + "\" (expected normal, shuffle or interleaved)");
 }
 
 Contract parse_contract(std::string_view text) {
@@ -41,6 +43,27 @@ std::vector<std::string> contract_names() {
   std::vector<std::string> names;
   for (const Contract c : {Contract::clean, Contract::valid_only}) names.emplace_back(to_string(c));
   return names;
+}
+
+std::vector<std::string> kv_layout_names() {
+  std::vector<std::string> names;
+  for (const KvLayout l : {KvLayout::normal, KvLayout::shuffle, KvLayout::interleaved}) names.emplace_back(to_string(l));
+  return names;
+}
+
+std::string layout_problem(KvLayout layout, ValueFormat format, std::int64_t block_size, std::int64_t head_dim) {
+  const std::string shape = "(block_size = " + std::to_string(block_size) + ", head_dim = " + std::to_string(head_dim) + ")";
+  if (!is_fp4(format)) {
+    if (layout == KvLayout::interleaved) return "layout interleaved is an e2m1 layout (FlashInfer's scale order)";
+    if (layout == KvLayout::shuffle && (block_size % 16 != 0 || head_dim % 16 != 0))
+      return "layout shuffle needs block_size and head_dim multiples of 16 " + shape;
+    return "";
+  }
+  if (layout == KvLayout::shuffle && (block_size != 64 || head_dim != 128))
+    return "e2m1 layout shuffle is AITER's 64-token page of 128 values a token " + shape;
+  if (layout == KvLayout::interleaved && block_size != 128)
+    return "e2m1 layout interleaved is FlashInfer's scale order at block_size 128 " + shape;
+  return "";
 }
 
 std::int64_t Case::valid_keys(std::int64_t row) const noexcept {
@@ -91,17 +114,21 @@ void check_dims(const Case& c) {
   at_least("max_blocks_per_seq", c.max_blocks_per_seq, 0);
   at_least("max_model_len", c.max_model_len, 0);
   if (c.head_dim > (std::int64_t{1} << 40)) fail(cat("head_dim = ", c.head_dim, " is implausibly large"));
-  const std::int64_t min_stride = mul(c.block_size, c.head_dim + 4, "block_size*(head_dim+4)");
+  if (is_fp4(c.format) && c.head_dim != 64 && c.head_dim != 128)
+    fail(cat("head_dim = ", c.head_dim, " with e2m1 values: one scale word holds 4 groups of 32, so head_dim is 64 or 128"));
+  const std::int64_t min_stride = mul(c.block_size, c.token_value_bytes() + kScaleWordBytes, "block_size*(value bytes+4)");
   if (c.block_stride < min_stride)
-    fail(cat("block_stride = ", c.block_stride, " is below block_size*(head_dim+4) = ", min_stride));
-  if (c.layout == KvLayout::shuffle && (c.block_size % 16 != 0 || c.head_dim % 16 != 0))
-    fail(cat("layout shuffle needs block_size and head_dim multiples of 16 (block_size = ", c.block_size,
-             ", head_dim = ", c.head_dim, ")"));
+    fail(cat("block_stride = ", c.block_stride, " is below block_size*(", is_fp4(c.format) ? "head_dim/2" : "head_dim",
+             "+4) = ", min_stride));
+  if (const std::string why = layout_problem(c.layout, c.format, c.block_size, c.head_dim); !why.empty()) fail(why);
 }
 
 void check_buffer_sizes(const Case& c) {
   const std::int64_t rows = mul(c.batch, c.next_n, "rows");
-  expect_size("q", c.q.size(), mul(mul(rows, c.heads, "q"), c.head_dim, "q"), "[B, N, H, D]");
+  expect_size("q", c.q.size(), mul(mul(rows, c.heads, "q"), c.token_value_bytes(), "q"),
+              is_fp4(c.format) ? "[B, N, H, D/2]" : "[B, N, H, D]");
+  expect_size("q_scales", c.q_scales.size(), is_fp4(c.format) ? mul(mul(rows, c.heads, "q_scales"), kScaleWordBytes, "q_scales") : 0,
+              is_fp4(c.format) ? "[B, N, H, 4]" : "[] (fp8 folds q's scale into the weights)");
   expect_size("kv_cache", c.kv_cache.size(), mul(c.num_blocks, c.block_stride, "kv_cache"), "[num_blocks, block_stride]");
   expect_size("weights", c.weights.size(), mul(rows, c.heads, "weights"), "[B*N, H]");
   expect_size("context_lens", c.context_lens.size(), c.context_lens_2d ? rows : c.batch,
@@ -118,6 +145,19 @@ float read_scale(const Case& c, std::int64_t block, std::int64_t t) {
   std::memcpy(&s, c.kv_cache.data() + block * c.block_stride + c.block_size * c.head_dim + 4 * t, 4);
   return s;
 }
+
+// e2m1: the byte of scale group g of token t in physical block `block`, per the layout (case.hpp).
+std::uint8_t read_group_scale(const Case& c, std::int64_t block, std::int64_t t, std::int64_t g) {
+  const std::int64_t region = block * c.block_stride + c.value_bytes_per_block();
+  switch (c.layout) {
+    case KvLayout::normal: return c.kv_cache[static_cast<std::size_t>(region + 4 * t + g)];
+    case KvLayout::interleaved: return c.kv_cache[static_cast<std::size_t>(region + 4 * ((t % 32) * 4 + t / 32) + g)];
+    case KvLayout::shuffle: return c.kv_cache[static_cast<std::size_t>(region + g * 64 + (t % 16) * 4 + t / 16)];
+  }
+  return 0xFF;
+}
+
+constexpr std::uint8_t kUe8m0Nan = 0xFF;
 
 }  // namespace
 
@@ -171,12 +211,26 @@ void validate(const Case& c) {
     for (std::int64_t j = 0; j < longest; ++j) {
       const std::int32_t p = c.physical_block(b, j / c.block_size);
       const std::int64_t t = j % c.block_size;
+      if (is_fp4(c.format)) {
+        for (std::int64_t g = 0; g < c.head_dim / kScaleGroup; ++g)
+          if (read_group_scale(c, p, t, g) == kUe8m0Nan)
+            fail(cat("kv_cache scale byte ", g, " of physical block ", p, ", token ", t,
+                     " is 0xFF, the UE8M0 NaN (read by row ", row, ", key ", j, ")"));
+        continue;
+      }
       const float s = read_scale(c, p, t);
       if (!(std::isfinite(s) && s > 0))
         fail(cat("kv_cache scale of physical block ", p, ", token ", t, " = ", s, " is not finite and > 0 (read by row ",
                  row, ", key ", j, ")"));
     }
   }
+  // e2m1: q's scale bytes of the groups head_dim has (D = 64 leaves bytes 2 and 3 unread).
+  if (is_fp4(c.format))
+    for (std::int64_t i = 0; i < c.rows() * c.heads; ++i)
+      for (std::int64_t g = 0; g < c.head_dim / kScaleGroup; ++g)
+        if (c.q_scales[static_cast<std::size_t>(i * kScaleWordBytes + g)] == kUe8m0Nan)
+          fail(cat("q_scales[", i / c.heads / c.next_n, "][", i / c.heads % c.next_n, "][", i % c.heads, "][", g,
+                   "] is 0xFF, the UE8M0 NaN"));
 }
 
 std::string describe(const Case& c) {
@@ -184,7 +238,7 @@ std::string describe(const Case& c) {
   if (!c.name.empty()) s << c.name << ": ";
   s << "B=" << c.batch << " N=" << c.next_n << " H=" << c.heads << " D=" << c.head_dim << " block_size=" << c.block_size
     << " blocks=" << c.num_blocks << " stride=" << c.block_stride << " max_model_len=" << c.max_model_len
-    << " fp8=" << to_string(c.fp8) << " layout=" << to_string(c.layout)
+    << (is_fp4(c.format) ? " format=" : " fp8=") << to_string(c.format) << " layout=" << to_string(c.layout)
     << " context_lens=" << (c.context_lens_2d ? "2-D" : "1-D") << " seed=" << c.seed;
   return s.str();
 }

@@ -31,4 +31,10 @@ Fp8Format parse_fp8_format(std::string_view text) {
   throw std::invalid_argument("unknown fp8 format \"" + std::string(text) + "\" (expected e4m3fn or e4m3fnuz)");
 }
 
+std::vector<std::string> fp8_format_names() {
+  std::vector<std::string> names;
+  for (const Fp8Format f : {Fp8Format::e4m3fn, Fp8Format::e4m3fnuz}) names.emplace_back(to_string(f));
+  return names;
+}
+
 }  // namespace pmqa

@@ -21,7 +21,7 @@ Case case_for(const dispatch::MatrixRow& row, const dispatch::Decision& d) {
   fixtures::CaseSpec s;
   s.name = "matrix-row-" + std::to_string(row.index);
   s.seed = 5000 + row.index;
-  s.fp8 = *d.fp8;
+  s.format = value_format_of(*d.fp8);
   s.layout = *d.layout;
   s.batch = 3;
   s.next_n = row.context.next_n;

@@ -96,7 +96,7 @@ RC_GTEST_PROP(ReferenceProperties, OneDimensionalLengthsEqualTheirTwoDimensional
     two_d.context_lens.push_back(static_cast<std::int32_t>(std::max<std::int64_t>(0, one_d.valid_keys(r))));
   RC_ASSERT(same_bits(compute_reference(one_d).values, compute_reference(two_d).values));
   RC_ASSERT(dense_logits(compute_reference(one_d)) == dense_logits(compute_reference(two_d)) ||
-            std::any_of(one_d.q.begin(), one_d.q.end(), [&](std::uint8_t b) { return is_fp8_nan(one_d.fp8, b); }));
+            std::any_of(one_d.q.begin(), one_d.q.end(), [&](std::uint8_t b) { return is_fp8_nan(*fp8_of(one_d.format), b); }));
 }
 
 RC_GTEST_PROP(ReferenceProperties, MinusInfinityPatternIsTheValidKeyRule, ()) {

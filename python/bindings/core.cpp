@@ -20,9 +20,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bindings.hpp"
+
 #include "pmqa/cases/case_file.hpp"
 #include "pmqa/cases/envelope.hpp"
 #include "pmqa/cases/error_map_picture.hpp"
+#include "pmqa/cases/logits_file.hpp"
+#include "pmqa/cases/run_gates.hpp"
 #include "pmqa/cases/verdict.hpp"
 #include "pmqa/fixtures/fit.hpp"
 #include "pmqa/fixtures/suites.hpp"
@@ -40,9 +44,14 @@ namespace {
 // arrays already handed out keep their own reference to the buffers they view.
 class CaseHandle {
  public:
-  static std::shared_ptr<CaseHandle> from_file(const std::string& path) {
+  // A case file, or a logits-only result file joined with its input found in `cases_dir` (as pmqa
+  // verify --cases joins it: the input's SHA-256 checked).
+  static std::shared_ptr<CaseHandle> from_file(const std::string& path, const std::optional<std::string>& cases_dir = {}) {
     auto h = std::make_shared<CaseHandle>();
-    h->file_ = std::make_shared<cases::CaseFile>(cases::read_case_file(path));
+    h->file_ = std::make_shared<cases::CaseFile>(
+        cases_dir && cases::is_logits_file(path)
+            ? cases::join_logits_file(cases::read_logits_file(path), path, *cases_dir)
+            : cases::read_case_file(path));
     h->source_ = path;
     h->name_ = h->file_->c.name;
     return h;
@@ -189,7 +198,8 @@ py::dict case_fields(const Handle& h) {
   d["name"] = c.name;
   d["suite"] = c.suite;
   d["seed"] = c.seed;
-  d["fp8"] = std::string(to_string(c.fp8));
+  d["fp8"] = std::string(to_string(c.format));  // kept for callers of .fp8; "format" is the name for every value format
+  d["format"] = std::string(to_string(c.format));
   d["layout"] = std::string(to_string(c.layout));
   d["batch"] = c.batch;
   d["next_n"] = c.next_n;
@@ -352,27 +362,15 @@ PYBIND11_MODULE(_core, m) {
   using namespace pmqa;
   using namespace pmqa::python;
   m.doc() = "pmqa's C++ oracle, tolerance model and comparison (use the pmqa package, not this module)";
+  m.attr("__version__") = PMQA_VERSION;  // CMakeLists.txt's project version: pmqa.__version__, pmqa --version's
 
-  // Invalid input: CaseFileError (a file, a field, a problem) is a CaseError, both ValueErrors.
-  static py::exception<CaseError> case_error(m, "CaseError", PyExc_ValueError);
-  static py::exception<cases::CaseFileError> case_file_error(m, "CaseFileError", case_error.ptr());
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const cases::CaseFileError& e) {
-      // The exception object carries the parts, so a caller can name the field without parsing.
-      py::object err = py::reinterpret_borrow<py::object>(case_file_error.ptr())(e.what());
-      err.attr("file") = e.file();
-      err.attr("field") = e.field();
-      err.attr("problem") = e.problem();
-      PyErr_SetObject(case_file_error.ptr(), err.ptr());
-    } catch (const CaseError& e) {
-      case_error(e.what());
-    } catch (const cases::EnvelopeError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());  // a bad convention, platform or overlay
-    }
-  });
-
+  bind_case_files(m);  // first: CaseError and CaseFileError, which the rest raise
+  bind_envelopes(m);
+  bind_model_names(m);
+  bind_dispatch_data(m);
+  bind_run_gates(m);
+  bind_run_records(m);
+  bind_result_files(m);
   py::class_<CaseHandle, Handle>(m, "CaseHandle")
       .def_property_readonly("name", &CaseHandle::name)
       .def_property_readonly("source", &CaseHandle::source)
@@ -397,8 +395,19 @@ PYBIND11_MODULE(_core, m) {
       .def("arrays", &case_arrays)
       .def("valid_keys", &valid_keys);
 
-  m.def("read_case", &CaseHandle::from_file, py::arg("path"), py::call_guard<py::gil_scoped_release>(),
-        "Reads a case file strictly (CaseFileError naming the file and field on any problem)");
+  m.def("read_case", &CaseHandle::from_file, py::arg("path"), py::arg("cases") = py::none(),
+        py::call_guard<py::gil_scoped_release>(),
+        "Reads a case file strictly (CaseFileError naming the file and field on any problem); a logits-only result "
+        "file with the folder of its input (cases)");
+  // The gates the run that wrote this file recorded, re-judged as pmqa verify re-judges them (none for
+  // a case pmqa gen made or a suite's case).
+  m.def(
+      "run_gates",
+      [](const Handle& h) {
+        const auto f = loaded_file(h);
+        return cases::judge_recorded_gates(*f, h->source().empty() ? h->name() : h->source());
+      },
+      py::arg("case"));
   m.def("suite_names", &fixtures::suite_names);
   m.def(
       "suite",
@@ -412,7 +421,6 @@ PYBIND11_MODULE(_core, m) {
         py::arg("overlays") = std::vector<std::string>{});
   m.def("refusals", &refusals, py::arg("cases"), py::arg("convention"), py::arg("platform") = "",
         py::arg("overlays") = std::vector<std::string>{});
-  m.def("envelope_conventions", &cases::envelope_conventions);
   m.def(
       "describe_envelope",
       [](const std::string& convention, const std::string& platform, const std::vector<std::string>& overlays) {
@@ -425,10 +433,6 @@ PYBIND11_MODULE(_core, m) {
   m.def("judged_options", &judged_options, py::arg("case"), py::arg("judging") = py::none());
   m.def("write_case", &write_case, py::arg("case"), py::arg("path"), py::arg("logits") = py::none(),
         py::arg("contract") = py::none(), py::arg("metadata") = std::map<std::string, std::string>{});
-  m.def("tolerance_names", &Tolerance::names);
-  m.def("contract_names", &pmqa::contract_names);  // the model's spellings
-  m.def("nan_rule_names", &pmqa::nan_rule_names);
-  m.def("sentinel_bits", [] { return kSentinelBits; });
 
   py::class_<Mismatch>(m, "Mismatch")
       .def_property_readonly("kind", [](const Mismatch& x) { return std::string(to_string(x.kind)); })

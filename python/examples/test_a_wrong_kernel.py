@@ -8,7 +8,7 @@ and ends with the command that reproduces the verdict:
     python -m pytest test_a_wrong_kernel.py --pmqa-artifacts failed/
     ...
     reproduce: pmqa verify failed/test_a_wrong_kernel_shuffle-bs16-e4m3fnuz_/shuffle-bs16-e4m3fnuz.safetensors
-    test: test_a_wrong_kernel.py::test_a_wrong_kernel[shuffle-bs16-e4m3fnuz]; again: pytest ...
+    test: test_a_wrong_kernel.py::test_a_wrong_kernel[shuffle-bs16-e4m3fnuz]; again: python -m pytest 'test_a_wrong_kernel.py::test_a_wrong_kernel[shuffle-bs16-e4m3fnuz]'
 """
 import pmqa
 from test_my_kernel import my_kernel  # pytest puts this folder on sys.path

@@ -131,6 +131,90 @@ def counts_calls(q, *args):
     return si.eager_ok(q, *args)
 
 
+def forks_child_returns(q, *args):
+    """Forks on case b and returns in both processes (the child neither execs nor exits): the child
+    comes back into the worker that called the op. Notes the child's pid (PMQA_FAULT_DIR/forked)."""
+    if _faulty(q):
+        child = os.fork()
+        if child != 0:
+            _trace("forked", str(child))
+    return si.eager_ok(q, *args)
+
+
+def _worker_connection():
+    """The worker's end of its pipe to pmqa-run (found among the live objects: what a misbehaving
+    library that holds it would use)."""
+    import gc
+    from multiprocessing.connection import Connection
+    conns = [o for o in gc.get_objects() if isinstance(o, Connection) and not o.closed and o.readable and o.writable]
+    assert len(conns) == 1, conns
+    return conns[0]
+
+
+_answers: list = []
+
+
+def _note_answers() -> None:
+    """Wraps the worker's send, keeping a copy of every answer it sends (once per worker)."""
+    if _answers:
+        return
+    conn = _worker_connection()
+    send = conn.send
+
+    def noting(msg):
+        if msg and msg[0] == "result":
+            _answers.append(msg)
+        send(msg)
+
+    conn.send = noting
+    _answers.append(None)  # the wrap is in place
+
+
+def replays_an_answer(q, *args):
+    """On case b, sends the worker's last answer (case a's) again, as a library that kept the pipe
+    would: a duplicate answer, read while b is in hand."""
+    _note_answers()
+    if _faulty(q):
+        last = [m for m in _answers if m is not None][-1]
+        _worker_connection().send(last)
+    return si.eager_ok(q, *args)
+
+
+def replays_an_answer_at_exit(q, *args):
+    """Sends the worker's last answer again when the worker exits (atexit): an answer after the last
+    case, which only the worker's stop reads."""
+    import atexit
+    if not _answers:
+        _note_answers()
+        atexit.register(lambda: _worker_connection().send([m for m in _answers if m is not None][-1]))
+    return si.eager_ok(q, *args)
+
+
+def balloons_then_killed(q, *args):
+    """On case b, takes PMQA_FAULT_MIB (256) MiB, touched, then dies of SIGKILL as the kernel's OOM
+    killer ends a process (a real OOM would take the test machine down with it)."""
+    if _faulty(q):
+        import signal
+        import numpy as np
+        ballast = np.ones(int(os.environ.get("PMQA_FAULT_MIB", "256")) << 20, dtype=np.uint8)
+        _trace("ballooned", str(int(ballast.sum())))
+        os.kill(os.getpid(), signal.SIGKILL)
+    return si.eager_ok(q, *args)
+
+
+def binds_out_read_only(q, *args):
+    """On case b, mounts the --out folder (PMQA_TEST_OUT) over itself read-only (a bind mount: the
+    run's open lock keeps the folder from being remounted) before b's result is written; once (a
+    marker file in PMQA_FAULT_DIR remembers it)."""
+    marker = os.path.join(os.environ["PMQA_FAULT_DIR"], "bound-read-only")
+    if _faulty(q) and not os.path.exists(marker):
+        open(marker, "w").close()
+        out = os.environ["PMQA_TEST_OUT"]
+        subprocess.run(["mount", "--bind", out, out], check=True)
+        subprocess.run(["mount", "-o", "remount,bind,ro", out], check=True)
+    return si.eager_ok(q, *args)
+
+
 def pid_alive(pid: int) -> bool:
     """Whether a process runs (a zombie waiting to be reaped counts as gone)."""
     try:

@@ -1,4 +1,4 @@
-"""A tiny numpy-backed stand-in for the part of torch that pmqa.run.eager_torch uses.
+"""A tiny numpy-backed stand-in for the part of torch that eager_torch_op uses.
 
 CI has no torch, so this lets the eager op's logic -- gathers, masks, chunking, the -inf and NaN
 handling -- run against the spec's stand-in anyway. It checks the op's *logic* only: torch's own

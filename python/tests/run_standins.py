@@ -437,7 +437,7 @@ def make_case(seed=1, batch=2, next_n=2, heads=4, head_dim=16, block_size=16, ma
         lens = rng.integers(0, limit + 1, size=(batch,), dtype=np.int32)
     table = rng.integers(0, num_blocks, size=(batch, max_blocks), dtype=np.int32)
     cf = pmqa.cases.CaseFile(q=q, kv_cache=kv, weights=weights, context_lens=lens, block_table=table,
-                             block_size=block_size, max_model_len=max_model_len, fp8_format=fmt, kv_layout=layout,
+                             block_size=block_size, max_model_len=max_model_len, value_format=fmt, kv_layout=layout,
                              name=name or f"made-{seed}", suite="pmqa-run-tests", seed=seed, producer="make_case")
     pmqa.cases.validate(cf)
     return cf

@@ -1,16 +1,20 @@
-"""Unit tests of pmqa.cases (numpy only; run with python3 -m unittest from python/)."""
+"""pmqa.cases through the C++ core: numpy arrays in and out of the one reader and writer, and every
+error the C++ reader's own (the same text `pmqa verify` prints for the same file)."""
 
 from __future__ import annotations
 
 import json
 import os
 import random
+import subprocess
+import sys
 import tempfile
 import unittest
 
 import numpy as np
 
 import pmqa.cases as pc
+from case_file_sample import sample_case_file
 from pmqa.cases.case_file import CaseFileError
 
 # The exact header of the interop sample (the C++ test HeaderLayout holds the same string).
@@ -45,7 +49,7 @@ def random_case(seed: int, batch=2, next_n=2, heads=2, head_dim=16, block_size=1
     if num_blocks:
         table[:] = rng.integers(0, num_blocks, size=(batch, max_blocks), dtype=np.int32)
     cf = pc.CaseFile(q=q, kv_cache=kv, weights=weights, context_lens=lens, block_table=table, block_size=block_size,
-                     max_model_len=max_model_len, fp8_format=fp8, kv_layout=layout, name=f"py-{seed}",
+                     max_model_len=max_model_len, value_format=fp8, kv_layout=layout, name=f"py-{seed}",
                      suite="python-unit", seed=seed, producer="test_case_file.py", extra={"bench_ms": "0.5"})
     if logits:
         cf.logits = rng.standard_normal((rows, max_model_len)).astype(np.float32)
@@ -85,7 +89,7 @@ def edit(data: bytes, fn) -> bytes:
 
 class RoundTrip(unittest.TestCase):
     def test_sample_header_is_the_documented_one(self):
-        data = pc.serialize_case_file(pc.sample_case_file())
+        data = pc.serialize_case_file(sample_case_file())
         n = int.from_bytes(data[:8], "little")
         self.assertEqual((8 + n) % 8, 0)
         self.assertEqual(data[8:8 + n].decode("utf-8").rstrip(" "), SAMPLE_HEADER)
@@ -108,12 +112,12 @@ class RoundTrip(unittest.TestCase):
     def test_files_on_disk(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "sample.safetensors")
-            pc.write_case_file(path, pc.sample_case_file())
+            pc.write_case_file(path, sample_case_file())
             self.assertFalse(os.path.exists(path + ".partial"))
             with open(path, "rb") as f:
-                self.assertEqual(f.read(), pc.serialize_case_file(pc.sample_case_file()))
+                self.assertEqual(f.read(), pc.serialize_case_file(sample_case_file()))
             back = pc.read_case_file(path)
-            self.assertTrue(same(back, pc.sample_case_file()))
+            self.assertTrue(same(back, sample_case_file()))
             self.assertTrue(back.q.flags.writeable)
             self.assertTrue(np.isnan(back.logits.reshape(-1)[45]))
             self.assertEqual(back.logits.reshape(-1).view(np.uint32)[45], 0x7FC00000)
@@ -121,7 +125,7 @@ class RoundTrip(unittest.TestCase):
             self.assertEqual(back.seed, 12345678901234567890)
 
     def test_planted_differences_are_detected(self):
-        ref = pc.sample_case_file()
+        ref = sample_case_file()
         data = pc.serialize_case_file(ref)
 
         def plant_q(c): c.q[0, 0, 0, 5] ^= 1
@@ -139,21 +143,21 @@ class RoundTrip(unittest.TestCase):
                 self.assertNotEqual(pc.serialize_case_file(c), data)
 
     def test_f8_dtypes_accepted_for_q(self):
-        data = pc.serialize_case_file(pc.sample_case_file())
+        data = pc.serialize_case_file(sample_case_file())
         fnuz = edit(data, lambda h: h["q"].__setitem__("dtype", "F8_E4M3FNUZ"))
         self.assertEqual(pc.serialize_case_file(pc.parse_case_file(fnuz)), data)
         with self.assertRaisesRegex(CaseFileError, r"tensor q\.dtype: dtype F8_E4M3 disagrees with the metadata"):
             pc.parse_case_file(edit(data, lambda h: h["q"].__setitem__("dtype", "F8_E4M3")))
 
     def test_valid_keys(self):
-        cf = pc.sample_case_file()
+        cf = sample_case_file()
         self.assertEqual(cf.valid_keys().tolist(), [32, 33, 6, 7])
         self.assertEqual(cf.scales()[2, 3], np.float32(1 + 0.75 + 2))
 
 
 class Errors(unittest.TestCase):
     def setUp(self):
-        self.data = pc.serialize_case_file(pc.sample_case_file())
+        self.data = pc.serialize_case_file(sample_case_file())
 
     def error(self, data) -> str:
         with self.assertRaises(CaseFileError) as ctx:
@@ -189,7 +193,7 @@ class Errors(unittest.TestCase):
         self.assertIn("tensor weights.shape: [3, 4] disagrees with q's shape and the metadata", m)
 
     def test_block_table_out_of_range(self):
-        cf = pc.sample_case_file()
+        cf = sample_case_file()
         cf.block_table[0, 1] = 5
         m = self.error(pc.serialize_case_file(cf))  # the writer does not validate
         self.assertIn("bad.safetensors: case: block_table[0][1] = 5 is outside [0, 5)", m)
@@ -216,7 +220,7 @@ class Errors(unittest.TestCase):
         self.assertIn("nesting deeper than 8", self.error(join('{"x":' + "[" * 20 + "]" * 20 + "}", body)))
         self.assertIn("nesting deeper than 8", self.error(join('{"x":' + "[" * 100000 + "]" * 100000 + "}", body)))
         self.assertIn("is not valid JSON", self.error(join('{"x":NaN}', body)))
-        self.assertIn("lone surrogate", self.error(join('{"__metadata__":{"a":"\\ud800"}}', body)))
+        self.assertIn("surrogate U+D800", self.error(join('{"__metadata__":{"a":"\\ud800"}}', body)))
         bad = len(b'{"a":"\xc3\x28"}').to_bytes(8, "little") + b'{"a":"\xc3\x28"}' + body
         self.assertIn("byte 6 of the JSON header (0xc3) is not valid UTF-8", self.error(bad))
         self.assertIn("tensor bias: unknown tensor", self.error(edit(self.data, lambda h: h.__setitem__("bias", 1))))
@@ -228,18 +232,96 @@ class Errors(unittest.TestCase):
         self.assertIn("tensor q.shape[0]: 18446744073709551615 is too large", m)
 
     def test_writer_rejects_inconsistent_input(self):
-        cf = pc.sample_case_file()
+        cf = sample_case_file()
         cf.weights = cf.weights.astype(np.float64)
         with self.assertRaisesRegex(CaseFileError, "weights: has dtype float64, expected float32"):
             pc.serialize_case_file(cf)
-        cf = pc.sample_case_file()
+        cf = sample_case_file()
         cf.extra["seed"] = "1"
         with self.assertRaisesRegex(CaseFileError, "extra key seed: is reserved"):
             pc.serialize_case_file(cf)
-        cf = pc.sample_case_file()
+        cf = sample_case_file()
         cf.logits = cf.logits[:, :39]
         with self.assertRaisesRegex(CaseFileError, r"logits: shape \[4, 39\] disagrees"):
             pc.serialize_case_file(cf)
+
+
+class SameAsVerify(unittest.TestCase):
+    """A file pmqa.cases refuses is one `pmqa verify` refuses, with the same words (one reader)."""
+
+    def test_refusals_match_pmqa_verify(self):
+        pmqa_bin = os.environ.get("PMQA_BIN")
+        if not pmqa_bin:
+            self.skipTest("PMQA_BIN (a built pmqa command) is not set")
+        data = pc.serialize_case_file(sample_case_file())
+        meta = lambda key, value: edit(data, lambda h: h["__metadata__"].__setitem__(key, value))  # noqa: E731
+        bad = {
+            "unknown-nan": meta("nan", "clamp"),
+            "unknown-tolerance": meta("tolerance", "fp16"),
+            "contract": meta("contract", "exact"),
+            "truncated": data[:-1],
+            "dtype": edit(data, lambda h: h["weights"].__setitem__("dtype", "I32")),
+            "json": data[:8] + b"[" + data[9:],
+        }
+        with tempfile.TemporaryDirectory() as d:
+            for name, content in bad.items():
+                with self.subTest(name=name):
+                    path = os.path.join(d, name + ".safetensors")
+                    with open(path, "wb") as f:
+                        f.write(content)
+                    with self.assertRaises(CaseFileError) as ctx:
+                        pc.read_case_file(path)
+                    out = subprocess.run([pmqa_bin, "verify", path], capture_output=True, text=True)
+                    self.assertEqual(out.returncode, 2, out.stdout + out.stderr)
+                    self.assertIn(f"ERROR {ctx.exception}\n", out.stdout)
+        self.assertEqual(ctx.exception.field, "header")
+
+    def test_unknown_judging_names_are_refused_on_write_too(self):
+        for key, value in (("nan", "clamp"), ("tolerance", "fp16")):
+            cf = sample_case_file()
+            cf.extra[key] = value
+            with self.assertRaisesRegex(CaseFileError, rf"__metadata__\.{key}: \"{value}\" is not one of"):
+                pc.serialize_case_file(cf)
+
+
+class NoSecondCopy(unittest.TestCase):
+    """A file is read once, into the buffers the arrays view: reading the nightly decode case (71 MB)
+    adds its size to the peak RSS and no more than 10 % beside (a second copy would double it)."""
+
+    def test_reading_the_decode_case_costs_one_file(self):
+        pmqa_bin = os.environ.get("PMQA_BIN")
+        if not pmqa_bin or not os.path.exists("/proc/self/status"):
+            self.skipTest("needs PMQA_BIN (to write the case) and Linux's /proc")
+        with tempfile.TemporaryDirectory() as d:
+            out = subprocess.run([pmqa_bin, "gen", "--suite", "nightly", "--case", "deepseek-8k-n2", "--out", d],
+                                 capture_output=True, text=True, timeout=600)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            path = os.path.join(d, "deepseek-8k-n2.safetensors")
+            run = subprocess.run([sys.executable, "-B", os.path.join(os.path.dirname(__file__), "rss_of_read.py"), path],
+                                 capture_output=True, text=True, timeout=600)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            added, size = int(run.stdout), os.path.getsize(path)
+            print(f"reading {size} bytes added {added} bytes to the peak RSS ({added / size:.3f} x the file)")
+            self.assertLessEqual(added, 1.10 * size)
+            self.assertGreaterEqual(added, 0.9 * size)  # the measure sees the read at all
+
+
+class WithoutTheExtension(unittest.TestCase):
+    """No extension for this interpreter: pmqa does not import, and says why in one line."""
+
+    def test_import_fails_with_one_line(self):
+        with tempfile.TemporaryDirectory() as empty:
+            env = dict(os.environ, PMQA_CORE_DIR=empty)
+            for code in ("import pmqa", "import pmqa.cases", "import pmqa.run.cli", "import pmqa.pytest_plugin"):
+                with self.subTest(code=code):
+                    out = subprocess.run([sys.executable, "-B", "-c", code], env=env, capture_output=True, text=True)
+                    self.assertNotEqual(out.returncode, 0)
+                    last = out.stderr.strip().splitlines()[-1]
+                    self.assertTrue(last.startswith("ImportError: pmqa: its C++ extension pmqa._core does not load"),
+                                    out.stderr)
+                    self.assertIn(f"PMQA_CORE_DIR={empty}", last)
+                    self.assertIn("build_python_ext.sh", last)
+                    self.assertNotIn("During handling", out.stderr)  # one error, not a chain
 
 
 class Corpus(unittest.TestCase):
@@ -256,7 +338,7 @@ class Corpus(unittest.TestCase):
         self.assertEqual(pc.serialize_case_file(pc.parse_case_file(again)), again, what)
 
     def test_corpus(self):
-        bases = [pc.serialize_case_file(pc.sample_case_file()),
+        bases = [pc.serialize_case_file(sample_case_file()),
                  pc.serialize_case_file(random_case(5, batch=0)),
                  pc.serialize_case_file(random_case(6, ctx2d=True, next_n=3, logits=False))]
         rng = random.Random(20240601)

@@ -1,10 +1,10 @@
 """Every Python list of the model's names against the C++ model (pytest).
 
 The C++ model owns the spellings of the tolerance profiles, output contracts and NaN rules, and the
-builtin envelopes say which calling conventions exist. The numpy-only side (pmqa.cases, pmqa-run)
-cannot ask the extension, so it keeps copies (pmqa.cases.names); pmqa._api takes them from the
-extension. Here each list, each argparse choice and each help text that lists conventions is
-compared with what pmqa._core reports, so a name added on one side only fails here.
+builtin envelopes say which calling conventions exist; every Python list takes them from pmqa._core.
+Here each list, each argparse choice and each help text that lists conventions is compared with
+what pmqa._core reports, so a list that stops asking the model, or a text that misses a name,
+fails here.
 
 Needs the built extension (PMQA_CORE_DIR) and, for the command's help, the pmqa binary (PMQA_BIN);
 CTest sets both.
@@ -20,7 +20,7 @@ import pmqa.run
 from pmqa import _api, pytest_plugin
 from pmqa._native import core
 from pmqa.cases import case_file, envelope, names
-from pmqa.run import cli as run_cli
+from pmqa.run import options as run_options
 from pmqa.run.conventions import CONVENTIONS
 
 PMQA_BIN = os.environ.get("PMQA_BIN")
@@ -66,7 +66,7 @@ def _choices(parser: argparse.ArgumentParser, option: str):
 
 
 def test_pmqa_run_offers_the_models_names():
-    parser = run_cli._parser()
+    parser = run_options.make_parser()
     assert _choices(parser, "--tolerance") == MODEL["tolerance"]()
     assert _choices(parser, "--contract") == MODEL["contract"]()
     assert _choices(parser, "--nan") == MODEL["nan"]()
@@ -105,7 +105,7 @@ class _Parser:
     ("the pytest plugin's docstring", pytest_plugin.__doc__),
     ("pmqa.cases()'s docstring", _api.cases.__doc__),
     ("pmqa.run's docstring", pmqa.run.__doc__),
-    ("pmqa-run's epilog", run_cli.EPILOG),
+    ("pmqa-run's epilog", run_options.EPILOG),
 ])
 def test_texts_that_list_the_conventions_list_them_all(where, text):
     missing = [c for c in core.envelope_conventions() if c not in text]

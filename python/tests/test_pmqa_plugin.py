@@ -5,6 +5,7 @@ failing one is the same kernel with a planted bug. Each session's verdicts must 
 case by case, with the report (and its text map) as the failure message, in pytest's JUnit too.
 Run with ``-p pytester``.
 """
+import importlib.metadata
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -13,7 +14,10 @@ import pytest
 import pmqa
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "test_my_kernel.py"
-PLUGIN = ("-p", "pmqa.pytest_plugin")
+# An installed pmqa (the wheel CTest installs) loads the plugin by its entry point, as a user's pytest
+# does; a source tree (PYTHONPATH=python/src) has no entry point and names the plugin.
+INSTALLED = any(e.name == "pmqa" for e in importlib.metadata.entry_points(group="pytest11"))
+PLUGIN = () if INSTALLED else ("-p", "pmqa.pytest_plugin")
 
 BROKEN = '''
 import pmqa
@@ -149,11 +153,56 @@ def test_any(pmqa_case):
     result = standin.runpytest_subprocess(*PLUGIN, "-v", "-k", "marked")
     result.assert_outcomes(passed=2)
     result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-case", "no-such-case")
-    assert result.ret != 0 and "has no case(s) named:" in output(result) and "no-such-case" in output(result)
+    assert result.ret != 0 and "has no case(s) named no-such-case" in output(result), output(result)
     result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-case", "edge-lenghts-1d")
     assert result.ret != 0 and "edge-lenghts-1d (close: edge-lengths-1d" in output(result), output(result)
     result = standin.runpytest_subprocess(*PLUGIN, "--pmqa-suite", "no-such-suite")
     assert result.ret != 0 and "no-such-suite" in output(result)
+
+
+def test_bad_option_values_are_one_line_usage_errors(standin):
+    """A value the plugin cannot use (--pmqa-shard, --pmqa-case, --pmqa-suite, --pmqa-fit, a marker's
+    argument): pytest's usage error (exit 4), one line on stderr naming the option and the fix, no
+    traceback of pytest's hooks."""
+    standin.makepyfile(test_pick='''
+def test_any(pmqa_case):
+    pass
+''')
+    bad = [(["--pmqa-shard", "4/3"], "pmqa: --pmqa-shard 4/3: K must be 1 to N"),
+           (["--pmqa-shard", "two"], "pmqa: --pmqa-shard two"),
+           (["--pmqa-shard", "0/0"], "pmqa: --pmqa-shard 0/0"),
+           (["--pmqa-case", "no-such-case"], "pmqa: suite quick has no case(s) named no-such-case"),
+           (["--pmqa-case", "edge-lenghts-1d", "--pmqa-case", "nope"],
+            "named edge-lenghts-1d (close: edge-lengths-1d"),
+           (["--pmqa-suite", "no-such-suite"], "no-such-suite"),
+           (["--pmqa-fit", "aiter-fused"], "aiter-fused:cuda")]
+    for args, words in bad:
+        result = standin.runpytest_subprocess(*PLUGIN, *args)
+        text = output(result)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, (args, text)
+        errors = [ln for ln in result.errlines if ln.strip()]
+        assert len(errors) == 1 and errors[0].startswith("ERROR: pmqa: ") and words in errors[0], (args, text)
+        for noise in ("Traceback", "pluggy/", "_hooks.py", "ERROR collecting", "UsageError"):
+            assert noise not in text, (args, noise, text)
+
+
+
+def test_bad_option_values_under_xdist_are_one_message(standin):
+    """Under pytest-xdist the workers collect: a bad value fails the collection with the plugin's
+    message alone, no traceback of pytest's hooks and no internal error."""
+    pytest.importorskip("xdist")
+    standin.makepyfile(test_pick='''
+def test_any(pmqa_case):
+    pass
+''')
+    for args, words in ((["--pmqa-shard", "4/3"], "pmqa: --pmqa-shard 4/3: K must be 1 to N"),
+                        (["--pmqa-case", "no-such-case"], "pmqa: suite quick has no case(s) named no-such-case")):
+        result = standin.runpytest_subprocess(*PLUGIN, "-n", "2", *args)
+        text = output(result)
+        assert result.ret not in (pytest.ExitCode.OK, pytest.ExitCode.INTERNAL_ERROR), (args, text)
+        assert any(ln.startswith(words) for ln in result.outlines), (args, text)
+        for noise in ("Traceback", "pluggy/", "_hooks.py", "INTERNALERROR", "UsageError"):
+            assert noise not in text, (args, noise, text)
 
 
 def test_large_cases_are_skipped_with_the_reason(standin):
@@ -223,7 +272,8 @@ def test_a_failure_leaves_artifacts_and_one_command(standin, tmp_path):
         assert (folder / f"{name}.safetensors").is_file() and (folder / f"{name}.svg").is_file(), folder
         reproduce, test = message_ending(got[name][1])
         assert reproduce == f"reproduce: pmqa verify {shlex.quote(str(folder / (name + '.safetensors')))}"
-        assert test.startswith(f"test: test_broken.py::test_kernel[{name}]; again: pytest ")
+        assert test.startswith(f"test: test_broken.py::test_kernel[{name}]; again: ")
+        assert f" -m pytest -p pmqa.pytest_plugin 'test_broken.py::test_kernel[{name}]'" in test, test
     bin_ = os.environ.get("PMQA_BIN")
     if bin_:
         argv = shlex.split(message_ending(got[failing[0]][1])[0][len("reproduce: "):])
@@ -231,6 +281,37 @@ def test_a_failure_leaves_artifacts_and_one_command(standin, tmp_path):
         assert ran.returncode == 1 and ran.stdout.startswith("FAIL"), ran.stdout + ran.stderr
     assert not any(p.name.startswith("test_kernel_") and "edge-lengths-1d" in p.name for p in art.iterdir()), \
         "a passing case leaves nothing"
+
+
+def test_again_runs_as_printed_from_where_pytest_ran(pytester, monkeypatch):
+    """The "again:" command after a failing case runs verbatim, in a shell, from the directory pytest
+    was run in, also when that is not pytest's rootdir: here the rootdir is proj/ (it holds setup.py,
+    as python/ does) and pytest runs from a sibling folder. It runs that one case with this session's
+    pmqa options and -p plugins, fails the same way, and prints the same command again."""
+    import shlex
+    import subprocess
+    proj, here = pytester.path / "proj", pytester.path / "here"
+    (proj / "tests").mkdir(parents=True)
+    here.mkdir()
+    (proj / "setup.py").write_text("")
+    (proj / "tests" / "standin.py").write_text(EXAMPLE.read_text())
+    (proj / "tests" / "test_broken.py").write_text(BROKEN)
+    failing, passing = "shuffle-bs16-e4m3fnuz", "edge-lengths-1d"
+    monkeypatch.chdir(here)
+    result = pytester.runpytest_subprocess(*PLUGIN, "../proj/tests/test_broken.py", "--pmqa-suite", "quick",
+                                           "--pmqa-case", failing, "--pmqa-case", passing, "--junitxml=junit.xml")
+    result.assert_outcomes(failed=1, passed=1)
+    assert "rootdir: " + str(proj) in output(result), "the rootdir is proj/, not where pytest ran"
+    got = junit_cases(here / "junit.xml")
+    _, test = message_ending(got[failing][1])
+    assert test.startswith(f"test: tests/test_broken.py::test_kernel[{failing}]; again: "), test  # the node id
+    again = test.split("; again: ", 1)[1]
+    argv = shlex.split(again)
+    assert argv[1:3] == ["-m", "pytest"] and f"../proj/tests/test_broken.py::test_kernel[{failing}]" in argv, argv
+    ran = subprocess.run(again, shell=True, cwd=here, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 1, again + "\n" + ran.stdout + ran.stderr
+    assert "1 failed in" in ran.stdout and "passed" not in ran.stdout.splitlines()[-1], ran.stdout[-2000:]
+    assert f"test: tests/test_broken.py::test_kernel[{failing}]; again: {again}" in ran.stdout, ran.stdout[-3000:]
 
 
 def test_junit_shape_is_producer_and_case(pytester):

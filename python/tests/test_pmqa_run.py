@@ -386,10 +386,10 @@ class Runner(unittest.TestCase):
                                    "--cases", str(self.cases), "--out", str(self.out)])[0], 2)
 
     def test_bf16_logits_add_the_bf16_roundings_to_the_profile(self):
-        from pmqa.run.cli import _recorded_tolerance
-        self.assertEqual(_recorded_tolerance("matrix-unit", "bfloat16"), "matrix-unit-bf16")
-        self.assertEqual(_recorded_tolerance("fp32", "bfloat16"), "bf16-output")
-        self.assertEqual(_recorded_tolerance("matrix-unit", "float32"), "matrix-unit")
+        from pmqa.run.conventions.base import recorded_tolerance
+        self.assertEqual(recorded_tolerance("matrix-unit", "bfloat16"), "matrix-unit-bf16")
+        self.assertEqual(recorded_tolerance("fp32", "bfloat16"), "bf16-output")
+        self.assertEqual(recorded_tolerance("matrix-unit", "float32"), "matrix-unit")
         self.assertEqual({c.nan for c in CONVENTIONS.values() if c.name != "eager"}, {"relu-clamp"})
 
     def test_a_convention_gives_one_judging_value(self):

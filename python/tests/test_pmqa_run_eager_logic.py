@@ -1,4 +1,4 @@
-"""pmqa.run.eager_torch's logic without torch: the op runs on run_fake_torch (numpy underneath) and
+"""eager_torch_op's logic without torch: the op runs on run_fake_torch (numpy underneath) and
 must agree with the spec's stand-in on every cell -- the same -inf and NaN pattern, finite cells
 within fp32 summation-order noise. torch's own semantics are test_pmqa_run_torch.py's business."""
 
@@ -26,7 +26,7 @@ def load_eager_on_fake_torch():
     sys.modules["torch"] = ft.as_module()
     try:
         spec = importlib.util.spec_from_file_location("eager_torch_on_fake_torch",
-                                                      HERE.parent / "src" / "pmqa" / "run" / "eager_torch.py")
+                                                      HERE.parent / "examples" / "eager_torch_op.py")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module

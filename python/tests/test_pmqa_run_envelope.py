@@ -1,5 +1,5 @@
-"""pmqa.cases.envelope: the builtin files read strictly, the same mistakes refused as the C++ reader
-refuses, overlays, the one lookup of the data folder, and the fields of a case."""
+"""pmqa.cases.envelope: the C++ envelopes as Python sees them: the builtin files (compiled in), the
+C++ reader's refusals raised as EnvelopeError, overlays, and the traits of a pmqa.cases.CaseFile."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
-
-from child_env import child_pythonpath  # python/tests
 
 import numpy as np
 
@@ -37,17 +35,16 @@ def with_limit(*limits):
 
 
 class Files(unittest.TestCase):
-    def test_the_data_folder_is_found_and_every_limit_has_a_reason(self):
-        folder = env.envelope_dir()
-        self.assertEqual(folder, Path(__file__).resolve().parents[2] / "cases" / "data" / "envelopes")
-        names = sorted(p.stem for p in folder.glob("*.json"))
+    def test_the_builtin_files_and_every_limit_has_a_reason(self):
+        names = env.envelope_conventions()
         self.assertEqual(names, ["aiter-fused", "aiter-stage1", "deepgemm", "eager", "vllm-rocm"])
         for name in names:
             f = env.builtin_envelope_file(name)
             for lim in f.common + [x for s in f.platforms.values() for x in s]:
                 self.assertTrue(lim.reason.strip(), f"{name} {lim.id}")
         self.assertEqual(sorted(env.builtin_envelope_file("deepgemm").platforms), ["cuda"])
-        overlay = env.read_envelope_file(folder / "overlays" / "vllm-eager.json")
+        overlay = env.read_envelope_file(Path(__file__).resolve().parents[2] / "cases" / "data" / "envelopes" /
+                                         "overlays" / "vllm-eager.json")
         self.assertTrue(overlay.overlay)
 
     def test_strict_like_the_cpp_reader(self):
@@ -107,25 +104,6 @@ class Files(unittest.TestCase):
             env.make_envelope("aiter-fused", None)
         self.assertFalse(env.make_envelope("deepgemm", "rocm").platform_listed)
 
-    def test_a_packaged_data_folder_wins(self):
-        # pip installs the files as pmqa/data/envelopes: envelope_dir looks there first.
-        import os
-        import shutil
-        import subprocess
-        import pmqa
-        with tempfile.TemporaryDirectory() as tmp:
-            site = Path(tmp) / "site-packages"
-            shutil.copytree(Path(pmqa.__file__).parent, site / "pmqa",
-                            ignore=shutil.ignore_patterns("__pycache__", "data"))
-            packaged = site / "pmqa" / "data" / "envelopes"
-            packaged.mkdir(parents=True)
-            (packaged / "eager.json").write_text((env.envelope_dir() / "eager.json").read_text())
-            code = "from pmqa.cases import envelope; print(envelope.envelope_dir())"
-            out = subprocess.run([sys.executable, "-B", "-c", code], env=dict(os.environ, PYTHONPATH=child_pythonpath(site)),
-                                 capture_output=True, text=True)
-            self.assertEqual(out.stdout.strip(), str(packaged), out.stderr)
-
-
 class Traits(unittest.TestCase):
     def test_fields_of_a_case(self):
         cf = si.make_case(seed=3, next_n=3, lens2d=True, pad=6, heads=12)
@@ -146,10 +124,12 @@ class Traits(unittest.TestCase):
         cf.context_lens = np.array([32, 0], dtype=np.int32)
         self.assertFalse(env.traits_of(cf)["blocks_past_max_model_len"])
 
-    def test_a_bool_never_matches_an_int(self):
-        p = env.Predicate("equals", 0)
-        self.assertFalse(p.holds(False))
-        self.assertTrue(p.holds(0))
+    def test_a_refusal_names_its_limit(self):
+        cf = si.make_case(seed=2, block_size=16)
+        limit, message = env.make_envelope("deepgemm", "cuda").refusal(env.traits_of(cf))
+        self.assertEqual(limit, "block-size")
+        self.assertIn("limit block-size: block_size is 16, not one of 64", message)
+        self.assertEqual(env.make_envelope("deepgemm", "rocm").refusal(env.traits_of(cf))[0], "platform")
 
 
 if __name__ == "__main__":

@@ -98,6 +98,18 @@ class _Faults(unittest.TestCase):
         left = [p for folder in folders for p in Path(folder).rglob("*") if ".partial" in p.name]
         self.assertEqual(left, [], "temporary files were left behind")
 
+    def mount_tmpfs(self, where: Path, options: str) -> bool:
+        """A real tmpfs where the machine allows it (root, and mount permitted); PMQA_FAULTS_NO_MOUNT=1
+        takes the emulated folder instead (what CI without mount permission runs)."""
+        where.mkdir(exist_ok=True)
+        if os.environ.get("PMQA_FAULTS_NO_MOUNT") or os.geteuid() != 0 or not shutil.which("mount"):
+            return False
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True)
+        if p.returncode != 0:
+            return False
+        self.addCleanup(subprocess.run, ["umount", "-l", str(where)], capture_output=True)
+        return True
+
 
 class Item01SurrogateInMessage(_Faults):
     """1. A lone surrogate in an op's exception message: the run goes on, the JUnit is written."""
@@ -545,18 +557,6 @@ class Item11SmallerFaults(_Faults):
     """11. Read-only and full output folders, wrong causes, chdir, inputs changed in place, forged
     output, and special files: refused early and clearly, never a hang, nothing left behind."""
 
-    def mount_tmpfs(self, where: Path, options: str) -> bool:
-        """A real tmpfs where the machine allows it (root, and mount permitted); PMQA_FAULTS_NO_MOUNT=1
-        takes the emulated folder instead (what CI without mount permission runs)."""
-        where.mkdir(exist_ok=True)
-        if os.environ.get("PMQA_FAULTS_NO_MOUNT") or os.geteuid() != 0 or not shutil.which("mount"):
-            return False
-        p = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True)
-        if p.returncode != 0:
-            return False
-        self.addCleanup(subprocess.run, ["umount", "-l", str(where)], capture_output=True)
-        return True
-
     def test_a_read_only_out_is_refused_before_any_call(self):
         ro = self.root / "ro"
         env = self.env()
@@ -661,6 +661,355 @@ class Item11SmallerFaults(_Faults):
         self.assertIn(b"is a FIFO, not a case file or a directory of them", p.stderr)
         report("FIFO and dangling link: reported by pmqa verify and pmqa-run, no hang")
 
+
+# ---- Issue 43: faults reproduced on the landed package (items 12-17 here).
+
+def record_of(out: Path) -> dict:
+    return json.loads((out / "pmqa-run.json").read_text())
+
+
+class Item12NotWritten(_Faults):
+    """12. A result the system refuses to store (a full disk, a read-only file system) is "not
+    written", named with its cause and path, never the op's failure; --resume runs it again, and
+    pmqa verify says "not written", not "op failed"."""
+
+    def big_cases(self) -> Path:
+        """a and c small, b (next_n 3) with a result of about 100 KiB."""
+        cases = self.root / "big-cases"
+        cases.mkdir()
+        for seed, next_n, name, mml in ((1, 1, "a", 64), (2, 3, "b", 4096), (3, 2, "c", 64)):
+            pmqa.cases.write_case_file(cases / f"{name}.safetensors",
+                                       si.make_case(seed=seed, next_n=next_n, name=name, max_model_len=mml,
+                                                    max_blocks=3))
+        return cases
+
+    def resume(self, out: Path):
+        p = subprocess.run([sys.executable, "-m", "pmqa.run", "--resume", "--out", str(out)], capture_output=True,
+                           env=self.env(PMQA_TEST_OUT=str(out)), timeout=120)
+        return p.returncode, (p.stdout + p.stderr).decode()
+
+    def test_a_full_disk_is_not_the_ops_failure(self):
+        full = self.root / "full"
+        if not self.mount_tmpfs(full, "size=64k"):
+            self.skipTest("needs a tmpfs (root, mount allowed): the C++ writers' ENOSPC cannot be emulated in Python")
+        cases, junit = self.big_cases(), self.root / "run.xml"
+        rc, text, _ = self.pmqa_run("counts_calls", "--cases", str(cases), out=full, junit=junit)
+        rec = record_of(full)
+        status = {c["name"]: c["status"] for c in rec["cases"]}
+        b = next(c for c in rec["cases"] if c["name"] == "b")
+        report(f"full --out (tmpfs 64 KiB): exit {rc}; statuses {status}; b: {b['message'][:90]}...")
+        self.assertEqual(rc, 2, text)
+        self.assertEqual(status, {"a": "ok", "b": "not-written", "c": "pending"}, text)
+        self.assertIn(f"not written: {full / 'b.safetensors'}: the file system is full (ENOSPC: No space left on "
+                      f"device)", b["message"])
+        self.assertIn("not the op's failure", b["message"])
+        self.assertNotIn("FAIL ", text)
+        self.assertIn("0 failed, 0 unsupported (refused), 0 invalid, 1 not written, 1 not run (exit 2)", text)
+        self.no_partials(full)
+        suite, jcases = junit_cases(junit)
+        self.assertEqual((suite.get("failures"), suite.get("errors")), ("0", "2"))
+        self.assertEqual(jcases["b"][0], "error")
+        self.assertTrue(jcases["b"][1].startswith("not written: "), jcases["b"])
+        vrc, vtext = self.verify(full)
+        report("verify of the full --out: " + " | ".join(ln for ln in vtext.decode().splitlines() if "b.safe" in ln))
+        self.assertEqual(vrc, 2, vtext)
+        self.assertIn(b"b.safetensors: not written: ", vtext)
+        self.assertNotIn(b"op failed", vtext)
+        self.assertIn(b"1 of 3 case(s) not run, 1 not written", vtext)
+
+        subprocess.run(["mount", "-o", "remount,size=1m", str(full)], check=True)  # space is freed
+        rc, text = self.resume(full)
+        report("resume after freeing space: " + " | ".join(ln for ln in text.splitlines() if "resum" in ln))
+        self.assertEqual(rc, 0, text)
+        self.assertIn("b.safetensors: run " + rec["run_id"] + " could not store its result (not written: ", text)
+        self.assertIn("1 finished case(s) kept, 2 to run (1 again)", text)
+        self.assertEqual({c["name"]: c["status"] for c in record_of(full)["cases"]}, dict.fromkeys("abc", "ok"))
+        vrc, vtext = self.verify(full)
+        self.assertEqual(vrc, 0, vtext)
+
+    def test_a_read_only_file_system_is_named(self):
+        ro = self.root / "ro"
+        if not self.mount_tmpfs(ro, "size=1m"):
+            self.skipTest("needs a tmpfs (root, mount allowed) to mount read-only during the run")
+        self.addCleanup(subprocess.run, ["umount", str(ro)], capture_output=True)  # the op's read-only bind
+        rc, text, _ = self.pmqa_run("binds_out_read_only", out=ro, env=self.env(PMQA_TEST_OUT=str(ro)))
+        report(f"--out bind-mounted read-only during b: exit {rc}; "
+               + " | ".join(ln for ln in text.splitlines() if "not written" in ln)[:200])
+        self.assertEqual(rc, 2, text)
+        self.assertIn(f"ERROR    case b ({self.cases / 'b.safetensors'}): not written: {ro / 'b.safetensors'}: the "
+                      f"file system is read-only (EROFS: Read-only file system)", text)
+        self.assertNotIn("FAIL ", text)
+        subprocess.run(["umount", str(ro)], check=True)  # the read-only bind goes: the tmpfs takes writes
+        # the record could not be saved on a read-only folder: b is pending there, and runs again
+        rc, text = self.resume(ro)
+        self.assertEqual(rc, 0, text)
+        self.assertEqual({c["name"]: c["status"] for c in record_of(ro)["cases"]}, dict.fromkeys("abc", "ok"))
+
+    def test_the_causes_in_words(self):
+        import errno
+        from pmqa.run.case_run import write_fault_words
+        for err, words in ((errno.EDQUOT, "the disk quota is used up (EDQUOT: Disk quota exceeded)"),
+                           (errno.ENOSPC, "the file system is full (ENOSPC: No space left on device)"),
+                           (errno.EROFS, "the file system is read-only (EROFS: Read-only file system)")):
+            self.assertEqual(write_fault_words(err, "the writer's words"), words)
+
+
+class Item13OutOfMemory(_Faults):
+    """13. A worker killed by SIGKILL while it held a lot of memory: "out of memory" is said, with
+    the signal, the worker's peak RSS and the case file's size (the OOM killer is emulated: the op
+    takes 256 MiB, then SIGKILL)."""
+
+    def test_the_kill_says_out_of_memory(self):
+        rc, text, _ = self.pmqa_run("balloons_then_killed", env=self.env(PMQA_FAULT_MIB="256"))
+        b = next(c for c in record_of(self.out)["cases"] if c["name"] == "b")
+        report(f"SIGKILL after 256 MiB: exit {rc}; b: {b['message']}")
+        self.assertEqual(rc, 1, text)
+        self.assertIn("died while running the case (killed by SIGKILL): out of memory", b["message"])
+        import re
+        m = re.search(r"the worker's peak RSS was ([0-9.]+) (MiB|GiB)", b["message"])
+        self.assertIsNotNone(m, b["message"])
+        mib = float(m.group(1)) * (1024 if m.group(2) == "GiB" else 1)
+        self.assertGreaterEqual(mib, 256)
+        size = (self.cases / "b.safetensors").stat().st_size
+        self.assertIn(f"the case file is {size / 1024:.3g} KiB", b["message"])
+        self.assertIn("2 written, 1 failed", text)
+
+
+class Item14ForkingOp(_Faults):
+    """14. An op that forks, its child returning instead of exiting: the child never speaks for the
+    worker (every case gets one verdict, its own); an answer out of turn (a duplicate of an earlier
+    answer, or one after the last case) fails the run and its JUnit, never a green one."""
+
+    def check_each_case_once(self, out: Path, text: str):
+        rec = record_of(out)
+        self.assertEqual([(Path(c["file"]).stem, c["name"], c["status"]) for c in rec["cases"]],
+                         [(n, n, "ok") for n in "abc"], text)
+        for n in "abc":
+            self.assertEqual(len([ln for ln in text.splitlines() if ln.startswith(f"ok       {n} ")]), 1, text)
+        for n in "abc":
+            cf = pmqa.cases.read_case_file(out / f"{n}.safetensors")
+            self.assertEqual(cf.name, n)
+            want = si.eager_ok(*_eager_args(pmqa.cases.read_case_file(self.cases / f"{n}.safetensors")))
+            np.testing.assert_array_equal(cf.logits, want.astype(np.float32))
+        self.assertTrue(rec["complete"])
+
+    def children_gone(self):
+        children = [int(x) for x in (self.traces / "forked").read_text().split()]
+        deadline = time.monotonic() + 10
+        while any(pid_alive(c) for c in children) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse([c for c in children if pid_alive(c)], "a forked child lived on")
+        return children
+
+    def test_a_child_that_returns_is_ended(self):
+        for mode in ([], ["--devices", "0,1"], ["--in-process"]):
+            with self.subTest(mode=mode):
+                out = self.root / f"out{len(mode)}{''.join(mode)}"
+                junit = Path(str(out) + ".xml")
+                rc, text, _ = self.pmqa_run("forks_child_returns", *mode, out=out, junit=junit)
+                children = self.children_gone()
+                report(f"fork, child returns {' '.join(mode) or '(one worker)'}: exit {rc}; forked children "
+                       f"{children} ended")
+                self.assertEqual(rc, 0, text)
+                self.check_each_case_once(out, text)
+                self.assertIn("a child the op forked in process", text)
+                self.assertIn("returned into pmqa-run's code instead of exiting; it exits here", text)
+                self.assertEqual({n: s for n, (s, _) in junit_cases(junit)[1].items()}, dict.fromkeys("abc", "ok"))
+                (self.traces / "forked").unlink()
+
+    def test_a_duplicate_answer_fails_its_case_and_the_run(self):
+        junit = self.root / "run.xml"
+        rc, text, _ = self.pmqa_run("replays_an_answer", junit=junit)
+        rec = record_of(self.out)
+        verdicts = {c["name"]: c["status"] for c in rec["cases"]}
+        report(f"a duplicate of a's answer during b: exit {rc}; {verdicts}")
+        self.assertEqual(rc, 1, text)
+        self.assertEqual([(Path(c["file"]).stem, c["name"]) for c in rec["cases"]], [(n, n) for n in "abc"])
+        self.assertEqual(verdicts, {"a": "ok", "b": "failed", "c": "ok"}, text)
+        b = next(c for c in rec["cases"] if c["name"] == "b")
+        self.assertIn(f"the worker's answers cannot be trusted: worker", b["message"])
+        self.assertIn(f"a case it had already answered for (a duplicate or late answer)", b["message"])
+        self.assertIn(str(self.cases / "a.safetensors"), b["message"])
+        self.assertIn("pmqa-run: error: 1 answer(s) out of turn from the worker", text)
+        self.assertEqual(junit_cases(junit)[1]["b"][0], "failure")
+
+    def test_a_late_answer_fails_the_run(self):
+        junit = self.root / "run.xml"
+        rc, text, _ = self.pmqa_run("replays_an_answer_at_exit", junit=junit)
+        suite, cases = junit_cases(junit)
+        report(f"an answer after the last case: exit {rc}; JUnit failures={suite.get('failures')} "
+               f"errors={suite.get('errors')}")
+        self.assertEqual(rc, 1, text)
+        self.assertEqual({c["name"]: c["status"] for c in record_of(self.out)["cases"]}, dict.fromkeys("abc", "ok"))
+        self.assertIn("(1 after its last case): the run fails", text)
+        self.assertIn("after its last case, the worker process", text)
+        self.assertIn("3 written, 0 failed, 0 unsupported (refused), 0 invalid (exit 1)", text)
+        self.assertEqual(suite.get("errors"), "1")
+        self.assertEqual(cases["pmqa-run worker answers"][0], "error")
+        self.assertIn("a case it had already answered for", cases["pmqa-run worker answers"][1])
+
+
+class Item15OutputOfAKilledProcess(_Faults):
+    """15. A killed pmqa verify or pmqa-run whose output is piped leaves every line it printed:
+    verify's notes before its first verdict (its stdout is line-buffered), pmqa-run's per-case lines
+    (flushed one by one)."""
+
+    def test_a_killed_verify_leaves_its_lines(self):
+        rc, text, _ = self.pmqa_run("counts_calls")
+        self.assertEqual(rc, 0, text)
+        rec = record_of(self.out)  # made incomplete: verify notes it before the first verdict
+        rec["complete"] = False
+        c = next(c for c in rec["cases"] if c["name"] == "c")
+        c.update(status="pending", written=False, sha256="")
+        (self.out / "c.safetensors").unlink()
+        (self.out / "pmqa-run.json").write_text(json.dumps(rec))
+        # verify stops in its first file at a point the test holds: writing its --map into a FIFO
+        maps = self.root / "maps"
+        fifo = maps / (self.out / "a.svg").relative_to("/")
+        fifo.parent.mkdir(parents=True)
+        os.mkfifo(fifo)
+        proc = subprocess.Popen([PMQA, "verify", str(self.out), "-j", "1", "--map", str(maps)],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        reader = os.open(fifo, os.O_RDONLY)  # returns once verify opens the map: it is judging a.safetensors
+        try:
+            proc.kill()
+            proc.wait(timeout=60)
+        finally:
+            os.close(reader)
+        log = proc.stdout.read().decode()
+        proc.stdout.close()
+        report(f"pmqa verify killed in its first file: {len(log.splitlines())} line(s) left: {log.strip()[:120]}")
+        self.assertIn("is incomplete: 1 of 3 case(s) not run", log)
+
+    def test_a_killed_run_leaves_its_case_lines(self):
+        proc = subprocess.Popen(self.argv("hangs_noting_pid"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                env=self.env(PMQA_FAULT_SLEEP="0"))
+        hung = self.traces / "hung"
+        deadline = time.monotonic() + 60
+        while not hung.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(hung.exists(), "the op never hung on b")
+        proc.kill()
+        text = proc.communicate(timeout=60)[0].decode()
+        self.assertIn(f"ok       a ", text)
+
+
+class Item16EarlyCtrlC(_Faults):
+    """16. Ctrl-C at any point of pmqa-run, not only while cases run: one line, exit 130 (or, after
+    the last case, the run's own status), never a traceback, from pmqa-run or its worker. The
+    Ctrl-C is sent to pmqa-run's process group (as a terminal sends it) at fixed points, met through
+    audit hooks (tests/fault_injection/sitecustomize.py, PMQA_TEST_SIGINT_AT)."""
+
+    def ctrl_c_at(self, where: str, *extra, out=None):
+        out = out or self.root / ("out-" + where.replace(":", "-").replace("/", "_")[:60])
+        p = subprocess.run(self.argv("counts_calls", *extra, out=out), capture_output=True, timeout=120,
+                           env=self.env(PYTHONPATH=os.pathsep.join([str(HERE / "fault_injection"), PYTHONPATH]),
+                                        PMQA_TEST_SIGINT_AT=where),
+                           start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        text = (p.stdout + p.stderr).decode()
+        report(f"Ctrl-C at {where}: exit {p.returncode}, {len(text.splitlines())} line(s), "
+               f"{text.count('Traceback')} traceback(s)")
+        self.assertNotIn("Traceback", text)
+        self.assertNotIn("KeyboardInterrupt", text)
+        return p.returncode, text, out
+
+    def test_while_pmqa_run_imports(self):
+        rc, text, out = self.ctrl_c_at("main:import:numpy")
+        self.assertEqual(rc, 130, text)
+        self.assertEqual(text, "pmqa-run: interrupted (SIGINT) before the run started: no case was run\n")
+        self.assertFalse(out.exists())
+
+    def test_while_numpys_c_extension_imports(self):
+        # numpy's C extension imports datetime (PyCapsule_Import): a KeyboardInterrupt there comes out as
+        # numpy's ImportError ("PyCapsule_Import could not import module datetime"), so it is held back
+        rc, text, out = self.ctrl_c_at("main:import:datetime")
+        self.assertEqual(rc, 130, text)
+        self.assertEqual(text, "pmqa-run: interrupted (SIGINT) before the run started: no case was run\n")
+        self.assertNotIn("ImportError", text)
+
+    def test_while_it_takes_the_lock(self):
+        out = self.root / "out-lock"
+        rc, text, _ = self.ctrl_c_at(f"main:open:{out / 'pmqa-run.lock'}", out=out)
+        self.assertEqual(rc, 130, text)
+        self.assertEqual(text, "pmqa-run: interrupted (SIGINT) before the run started: no case was run\n")
+
+    def test_while_the_worker_starts(self):
+        rc, text, out = self.ctrl_c_at("worker:import:numpy")
+        self.assertEqual(rc, 130, text)
+        self.assertIn("stopping: pmqa-run was interrupted (SIGINT)", text)
+        self.assertEqual(record_of(out)["stopped"], "pmqa-run was interrupted (SIGINT)")
+        self.assertFalse((self.traces / "calls").exists(), "the op was called")
+
+    def test_after_the_last_case(self):
+        rc, text, out = self.ctrl_c_at("main:os.killpg:")  # the first killpg: the worker's end, after the last case
+        self.assertEqual(rc, 0, text)
+        self.assertIn("pmqa-run: SIGINT arrived after the last case, while the run wrote its record and JUnit: both "
+                      "are whole; the exit status is the run's (0)", text)
+        self.assertTrue(record_of(out)["complete"])
+
+
+class Item17ImportHangShown(_Faults):
+    """17. A worker whose op import hangs is shown while it waits: a line naming the stage, the op and
+    --startup-timeout-s, repeated (PMQA_RUN_WAIT_NOTE_S sets when; 10 s by default), before the
+    timeout names it."""
+
+    def test_the_wait_is_shown(self):
+        argv = self.argv("op", "--startup-timeout-s", "4")
+        argv[argv.index("fault_ops:op")] = "fault_hangs_at_import:op"
+        p = subprocess.run(argv, capture_output=True, env=self.env(PMQA_RUN_WAIT_NOTE_S="0.5"), timeout=120)
+        text = (p.stdout + p.stderr).decode()
+        notes = [ln for ln in p.stdout.decode().splitlines() if ln.startswith("pmqa-run: waiting for the worker")]
+        report(f"hang at import, notes every 0.5 s then 3 s, --startup-timeout-s 4: exit {p.returncode}, "
+               f"{len(notes)} note(s); first: {notes[0] if notes else None}")
+        self.assertEqual(p.returncode, 2, text)
+        self.assertGreaterEqual(len(notes), 1, text)
+        for note in notes:
+            self.assertRegex(note, r"^pmqa-run: waiting for the worker process \d+ to start: importing the op's module "
+                                   r"\(fault_hangs_at_import\), \d+ s so far \(--op fault_hangs_at_import:op; \d+ s "
+                                   r"since it was started; --startup-timeout-s 4 s ends the wait\)$")
+        self.assertIn("did not start within --startup-timeout-s 4 s: it was importing the op's module", text)
+
+
+
+class Item18ArtifactNames(_Faults):
+    """18. A failing assert_matches leaves its artifacts under the case's whole name, made safe, never
+    cut at its last dot ("deepseek-v3.2-decode" and "deepseek-v3.2-prefill" were both
+    "deepseek-v3.safetensors", one overwriting the other); two names never share a file."""
+
+    NAMES = ("deepseek-v3.2-decode", "deepseek-v3.2-prefill", "v1.0", "v1.5", "a/b", "a_b", "a:b", ".hidden",
+             "long-" + "x" * 300, "ü")
+
+    def test_each_case_its_own_files(self):
+        import pmqa
+        import re
+        folder, saved = self.root / "artifacts", {}
+        for i, name in enumerate(self.NAMES):
+            path = self.root / f"named{i}.safetensors"
+            pmqa.cases.write_case_file(path, si.make_case(seed=i + 1, name=name))
+            case = pmqa.read_case(str(path))
+            with self.assertRaises(AssertionError) as failure:
+                pmqa.assert_matches(case, np.zeros((case.batch * case.next_n, case.max_model_len), np.float32),
+                                    artifacts=folder)
+            m = re.search(r"^  case with these logits: (.+)$", str(failure.exception), re.M)
+            self.assertIsNotNone(m, str(failure.exception))
+            saved[name] = folder / m.group(1)
+        files = sorted(p.name for p in folder.glob("*.safetensors"))
+        report(f"{len(self.NAMES)} failing cases, one artifacts folder: {len(files)} case files, "
+               f"{len(list(folder.glob('*.svg')))} maps; e.g. {saved['deepseek-v3.2-decode'].name}, "
+               f"{saved['a/b'].name}")
+        self.assertEqual(len(set(saved.values())), len(self.NAMES), saved)
+        self.assertEqual(len(files), len(self.NAMES), files)
+        for name in ("deepseek-v3.2-decode", "deepseek-v3.2-prefill", "v1.0", "v1.5", "a_b"):
+            self.assertEqual(saved[name].name, f"{name}.safetensors")
+        for name, path in saved.items():
+            self.assertLessEqual(len(path.name.encode()), 255)
+            self.assertRegex(path.name, r"^[A-Za-z0-9_-][A-Za-z0-9._-]*\.safetensors$")
+            self.assertEqual(pmqa.cases.read_case_file(path).name, name)  # each file holds its own case
+            self.assertTrue(path.with_name(path.name[:-len(".safetensors")] + ".svg").is_file(), path)
+        rc, text = self.verify(saved["deepseek-v3.2-decode"], saved["deepseek-v3.2-prefill"])
+        self.assertEqual(rc, 1, text)
+        self.assertIn(b"deepseek-v3.2-decode", text)
+        self.assertIn(b"deepseek-v3.2-prefill", text)
 
 if __name__ == "__main__":
     unittest.main()

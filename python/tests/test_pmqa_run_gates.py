@@ -24,7 +24,7 @@ sys.path.insert(0, str(HERE.parent / "src"))
 import pmqa.cases  # noqa: E402
 import run_standins as si  # noqa: E402
 from pmqa.run import main  # noqa: E402
-from pmqa.cases.data import DataError  # noqa: E402
+from pmqa.run.kernel_names import KernelNamesError as DataError  # noqa: E402  (a ValueError naming the file)
 from pmqa.run.floor import floor_bytes  # noqa: E402
 from pmqa.run.kernel_names import classify, judge, load_kernel_names, parse_kernel_names  # noqa: E402
 

@@ -152,13 +152,19 @@ class Devices(_Quick):
                            env=dict(os.environ, PYTHONPATH=PYTHONPATH, PYTHONDONTWRITEBYTECODE="1"))
         return p.returncode, p.stdout + p.stderr
 
-    def test_two_fake_devices_give_what_one_worker_gives(self):
-        one, two = self.root / "one", self.root / "two"
-        s1, t1 = self.run_pmqa_run(one)
-        s2, t2 = self.run_pmqa_run(two, "--devices", "0,1")
-        self.assertEqual((s1, s2), (0, 0), t1 + t2)
+    def check_same_as_one_worker(self, one: Path, two: Path, t2: str) -> Counter:
+        """What the design guarantees of a run over devices 0 and 1 (two) against one worker's (one),
+        whatever the scheduling: both devices' workers start, every case runs once, on one of them,
+        and the verdicts, files (but run_id, device) and JUnit are one worker's. Which device takes
+        how many cases is a race (on a loaded machine one worker may take them all): returned, for
+        the report, never asserted here."""
         self.assertIn("pmqa-run: 2 device(s) (0, 1), one worker each; the largest cases first", t2)
+        for d in ("0", "1"):
+            self.assertIn(f"pmqa-run: device {d}: on numpy", t2)
         r1, r2 = record(one), record(two)
+        self.assertEqual(Counter(c["name"] for c in r2["cases"]), Counter(self.names), "every case once")
+        ran = Counter(ln.split()[1] for ln in t2.splitlines() if ln.startswith(("ok ", "SKIP ")))
+        self.assertEqual(ran, Counter(c["name"] for c in r2["cases"]), "one verdict line per case")
         verdicts1 = {c["name"]: (c["status"], c["message"], c["written"]) for c in r1["cases"]}
         verdicts2 = {c["name"]: (c["status"], c["message"], c["written"]) for c in r2["cases"]}
         self.assertEqual(verdicts2, verdicts1)
@@ -175,14 +181,39 @@ class Devices(_Quick):
             if c["written"]:
                 self.assertTrue(f2[c["result"]][2]["device"].endswith(f"(host, fake device {c['device']})"),
                                 f2[c["result"]][2]["device"])
-        self.assertEqual(set(devices), {"0", "1"}, "both devices ran cases")
         self.assertEqual(junit_statuses(Path(str(two) + ".xml")), junit_statuses(Path(str(one) + ".xml")))
         v1 = subprocess.run([PMQA, "verify", str(one)], capture_output=True, text=True)
         v2 = subprocess.run([PMQA, "verify", str(two)], capture_output=True, text=True)
         self.assertEqual((v1.returncode, v2.returncode), (0, 0), v1.stdout + v2.stdout)
         self.assertEqual(v2.stdout.splitlines()[-1], v1.stdout.splitlines()[-1])
-        report(f"--devices 0,1: {len(r2['cases'])} cases, device 0 ran {devices['0']}, device 1 {devices['1']}; "
-               f"verdicts, files (but run_id, device) and JUnit equal to one worker's; verify: {v2.stdout.splitlines()[-1]}")
+        return devices
+
+    def test_two_fake_devices_give_what_one_worker_gives(self):
+        one, two = self.root / "one", self.root / "two"
+        s1, t1 = self.run_pmqa_run(one)
+        s2, t2 = self.run_pmqa_run(two, "--devices", "0,1")
+        self.assertEqual((s1, s2), (0, 0), t1 + t2)
+        devices = self.check_same_as_one_worker(one, two, t2)
+        report(f"--devices 0,1: {len(self.names)} cases, device 0 ran {devices['0']}, device 1 {devices['1']}; "
+               f"verdicts, files (but run_id, device) and JUnit equal to one worker's")
+
+    def test_a_device_that_starts_late_takes_no_case(self):
+        """The schedule a loaded machine may give, made certain: the second worker to start is held
+        (late_second_worker) until the first has run every case. The run is still one worker's."""
+        one, two = self.root / "late-one", self.root / "late-two"
+        s1, t1 = self.run_pmqa_run(one)
+        with tempfile.TemporaryDirectory(prefix="pmqa_scale_late_") as traces:
+            p = subprocess.run([sys.executable, "-m", "pmqa.run", *EAGER, "--op", "late_second_worker:eager_ok",
+                                "--cases", str(self.cases), "--out", str(two), "--junit", str(two) + ".xml",
+                                "--devices", "0,1"], capture_output=True, text=True, timeout=600,
+                               env=dict(os.environ, PYTHONPATH=PYTHONPATH, PYTHONDONTWRITEBYTECODE="1",
+                                        PMQA_FAULT_DIR=traces, PMQA_TEST_OUT=str(two)))
+        s2, t2 = p.returncode, p.stdout + p.stderr
+        self.assertEqual((s1, s2), (0, 0), t1 + t2)
+        devices = self.check_same_as_one_worker(one, two, t2)
+        self.assertEqual(sorted(devices.values()), [len(self.names)], devices)
+        report(f"--devices 0,1, the second worker held until every case ran: device 0 ran {devices['0']}, device 1 "
+               f"{devices['1']}; the run is one worker's")
 
     def test_devices_all_and_bad_lists(self):
         cores = len(os.sched_getaffinity(0))
@@ -205,7 +236,7 @@ class Devices(_Quick):
         # torch's CUDA devices on this machine: none (or no torch): every worker fails to start
         out = self.root / "lost"
         p = subprocess.run([sys.executable, "-m", "pmqa.run", "--convention", "eager", "--op",
-                            "pmqa.run.eager_torch:fp8_paged_mqa_logits", "--cases", str(self.cases), "--out", str(out),
+                            "eager_torch_op:fp8_paged_mqa_logits", "--cases", str(self.cases), "--out", str(out),
                             "--devices", "0,1", "--case", "one-head"], capture_output=True, text=True, timeout=600,
                            env=dict(os.environ, PYTHONPATH=PYTHONPATH, PYTHONDONTWRITEBYTECODE="1"))
         text = p.stdout + p.stderr
@@ -289,8 +320,11 @@ class KilledWorker(unittest.TestCase):
             self.assertIn("died while running the case (killed by SIGKILL)", b["message"])
             self.assertIn(f"FAIL     case b ({cases / 'b.safetensors'}) on device {b['device']}: the worker process", text)
             self.assertIn("9 written, 1 failed", text)
+            # Which device wrote how many is a race (b's device is free again once its worker is replaced):
+            # reported, not asserted; every case but b was written, each once, on a device of the run.
             by = Counter(c["device"] for c in rec["cases"] if c["status"] == "ok")
-            self.assertEqual(set(by), {"0", "1"}, f"both devices wrote cases: {by}\n{text}")
+            self.assertEqual(sum(by.values()), 9)
+            self.assertLessEqual(set(by), {"0", "1"})
             self.assertTrue(rec["complete"])
             self.assertEqual(junit_statuses(root / "run.xml"), {n: ("failure" if n == "b" else "ok") for n in names})
             v = subprocess.run([PMQA, "verify", str(out)], capture_output=True, text=True) if PMQA else None

@@ -1,6 +1,6 @@
-"""pmqa-run with torch: the torch backend and pmqa.run.eager_torch, on CPU and (when present) CUDA/ROCm.
+"""pmqa-run with torch: the torch backend and eager_torch_op, on CPU and (when present) CUDA/ROCm.
 
-Skipped where torch is not installed (CI); h200_eager.sh runs it on the GPU machine first. The eager
+Skipped where torch is not installed (CI); bench/h200/eager_run.sh runs it on the GPU machine first. The eager
 op is compared cell by cell with the numpy stand-in eager_ok (run_standins.py, written from the spec):
 the same -inf and NaN pattern, finite cells within fp32 summation-order noise.
 """
@@ -39,9 +39,9 @@ def expected(cf):
 
 
 def eager_torch(cf, device, codes=False, **kwargs):
-    """pmqa.run.eager_torch on the eager convention's arguments; q as uint8 codes with fp8_format where
+    """eager_torch_op on the eager convention's arguments; q as uint8 codes with fp8_format where
     this torch has no dtype for the case's format (as the runner hands it), or always with codes=True."""
-    from pmqa.run.eager_torch import fp8_paged_mqa_logits
+    from eager_torch_op import fp8_paged_mqa_logits
     from pmqa.run.torch_backend import TorchBackend
     backend = TorchBackend(device)
     inv = CONVENTIONS["eager"].build(cf, backend, RunOptions())
@@ -114,7 +114,7 @@ class EagerTorch(unittest.TestCase):
             self.same(cf, codes=True)
 
     def test_the_table_is_torch_s_decode(self):
-        from pmqa.run.eager_torch import fp8_table
+        from eager_torch_op import fp8_table
         if not HAS_FP8_DTYPES:
             self.skipTest(f"torch {torch.__version__} has no fp8 dtypes to compare the table with")
         codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
@@ -124,7 +124,7 @@ class EagerTorch(unittest.TestCase):
             self.assertTrue(np.array_equal(mine, theirs, equal_nan=True), fmt)
 
     def test_rejects_what_it_cannot_read(self):
-        from pmqa.run.eager_torch import fp8_paged_mqa_logits
+        from eager_torch_op import fp8_paged_mqa_logits
         cf = si.make_case()
         q = torch.from_numpy(cf.q)
         with self.assertRaisesRegex(TypeError, "uint8 codes: pass fp8_format"):
@@ -200,7 +200,7 @@ if __name__ == "__main__":
 
 @unittest.skipIf(torch is None, "torch is not installed")
 class TorchRunner(unittest.TestCase):
-    """pmqa-run --backend torch with pmqa.run.eager_torch, the whole command, on whatever torch is here:
+    """pmqa-run --backend torch with eager_torch_op, the whole command, on whatever torch is here:
     every case written (on a torch without fp8 dtypes the op is told the format of its uint8 codes)."""
 
     def test_every_case_runs(self):
@@ -219,7 +219,7 @@ class TorchRunner(unittest.TestCase):
             buf = io.StringIO()
             with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
                 status = main(["--backend", "torch", "--device", "cpu", "--in-process", "--convention", "eager",
-                               "--op", "pmqa.run.eager_torch:fp8_paged_mqa_logits", "--cases", str(cases),
+                               "--op", "eager_torch_op:fp8_paged_mqa_logits", "--cases", str(cases),
                                "--out", str(Path(tmp) / "out")])
             text = buf.getvalue()
             self.assertEqual(status, 0, text)

@@ -493,14 +493,14 @@ CONVENTIONS_CHUNK = {"aiter-stage1": True}  # the conventions that pass ChunkQ (
 
 def aiter_fused_via_eager(q_fp8, kv_cache, weights, out_logits, context_lens, block_table, max_model_len,
                           Preshuffle=False, KVBlockSize=1, ChunkK=256):
-    """aiter-fused on the torch backend: pmqa.run.eager_torch's logits copied into the caller's buffer."""
-    from pmqa.run.eager_torch import fp8_paged_mqa_logits
+    """aiter-fused on the torch backend: eager_torch_op's logits copied into the caller's buffer."""
+    from eager_torch_op import fp8_paged_mqa_logits
     assert not Preshuffle and kv_cache.shape[1] == KVBlockSize
     out_logits[...] = fp8_paged_mqa_logits(q_fp8, kv_cache, weights, context_lens, block_table, max_model_len)
 
 
 class FakeTorch(_Base):
-    """The torch code path -- TorchBackend, the conventions on it, pmqa.run.eager_torch -- on
+    """The torch code path -- TorchBackend, the conventions on it, eager_torch_op -- on
     run_fake_torch (numpy underneath) when torch is absent: its logic, judged by pmqa verify."""
 
     def run_in_process(self, op, convention, out, *extra):
@@ -509,7 +509,7 @@ class FakeTorch(_Base):
         import run_fake_torch
         sys.path.insert(0, str(SRC_DIR))
         from pmqa.run import main
-        fresh = ("torch", "pmqa.run.torch_backend", "pmqa.run.eager_torch")
+        fresh = ("torch", "pmqa.run.torch_backend", "eager_torch_op")
         saved = {m: sys.modules.pop(m) for m in fresh if m in sys.modules}
         sys.modules["torch"] = run_fake_torch.as_module()
         buf = io.StringIO()
@@ -533,7 +533,7 @@ class FakeTorch(_Base):
 
     def test_eager_torch_through_the_eager_convention(self):
         out = self.out("eager")
-        status, text = self.run_in_process("pmqa.run.eager_torch:fp8_paged_mqa_logits", "eager", out,
+        status, text = self.run_in_process("eager_torch_op:fp8_paged_mqa_logits", "eager", out,
                                            "--bench", "--iters", "1", "--warmup", "0")
         self.assertEqual(status, 0, text)
         self.assertIn("torch 0.0-fake", text)

@@ -3,8 +3,9 @@
 Each block marked ``<!-- verbatim: NAME -->`` in README.md runs in a copy of the clone (the files git
 tracks or would track, no build folder), one block after the other as in one terminal: the
 environment a block leaves (the activated virtual environment) is the next block's. HOME is a fresh
-folder, so the virtual environment, pip's cache and pmqa's build cache start empty, and the install
-is timed. What each block must do is below; a block the README gains without an entry here fails
+folder, so the virtual environment, pip's cache and pmqa's build cache start empty: the wheel's build
+is the source build from an empty cache, and it and the wheel's install are timed (the README's
+figures). What each block must do is below; a block the README gains without an entry here fails
 the test, so no documented command goes untested.
 
     python3 -m unittest -v test_readme_user_commands      # from python/tests; minutes (a whole build)
@@ -53,19 +54,74 @@ def quickstart_packages() -> set:
     return found
 
 
-class ReadmeUserCommands(unittest.TestCase):
+def packages_listed(text: str) -> list:
+    """The packages the packages block installs: the words after `apt-get install` that are no option."""
+    words = text.replace("\\\n", " ").split()
+    return [w for w in words[words.index("install") + 1:] if not w.startswith("-")]
+
+
+class ReadmeBlocks(unittest.TestCase):
+    """What can be checked of the blocks in seconds (CTest readme.blocks): the blocks known, the
+    package list, the packages block run as root without sudo and as a user with it (apt-get a stand-
+    in), and the README's own paths (.venv/, failed/) ignored by git."""
+
     @classmethod
     def setUpClass(cls):
         cls.blocks = blocks()
         cls.names = [n for n, _ in cls.blocks]
 
     def test_every_marked_block_is_known(self):
-        self.assertEqual(self.names, ["packages", "install", "first-test", "first-failure", "kernel-drop"])
+        self.assertEqual(self.names, ["packages", "wheel", "wheel-install", "install", "first-test", "first-failure",
+                                      "kernel-drop"])
 
     def test_the_package_list_is_what_quickstart_installs(self):
-        text = dict(self.blocks)["packages"]
-        listed = set(text.replace("\\\n", " ").split()) - {"sudo", "apt-get", "install", "-y"}
+        listed = set(packages_listed(dict(self.blocks)["packages"]))
+        self.assertIn("build-essential", listed)
         self.assertFalse(listed - quickstart_packages(), "README packages ./quickstart does not install")
+
+    def test_the_packages_block_runs_with_and_without_sudo(self):
+        """As written: as root where there is no sudo (a container), apt-get itself; where sudo is
+        installed (a user's machine), through sudo. apt-get and sudo are stand-ins recording their
+        arguments; PATH holds nothing else."""
+        text = dict(self.blocks)["packages"]
+        bash = shutil.which("bash")
+        self.assertTrue(bash, "bash is needed to run the block")
+        packages = packages_listed(text)
+        for with_sudo in (False, True):
+            with tempfile.TemporaryDirectory() as tmp:
+                bin_, log = Path(tmp) / "bin", Path(tmp) / "calls"
+                bin_.mkdir()
+                stand_ins = {"apt-get": f'printf "%s\\n" apt-get "$@" >> {shlex.quote(str(log))}\n'}
+                if with_sudo:
+                    stand_ins["sudo"] = f'printf "%s\\n" sudo >> {shlex.quote(str(log))}\nexec "$@"\n'
+                for name, body in stand_ins.items():
+                    (bin_ / name).write_text("#!/bin/sh\n" + body)
+                    (bin_ / name).chmod(0o755)
+                p = subprocess.run([bash, "-e", "-o", "pipefail", "-c", text], env={"PATH": str(bin_)},
+                                   capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, 0, f"sudo {'installed' if with_sudo else 'absent'}: {p.stdout}{p.stderr}")
+                calls = log.read_text().split("\n")[:-1]
+                sudo = ["sudo"] if with_sudo else []
+                self.assertEqual(calls, [*sudo, "apt-get", "update", *sudo, "apt-get", "install", "-y", *packages])
+
+    def test_the_readmes_own_paths_are_ignored(self):
+        """The clone's virtual environment (.venv/) and the first failure's artifacts (failed/), which
+        the blocks create in the clone, are not files git offers to commit."""
+        if shutil.which("git") is None or not (ROOT / ".git").exists():
+            self.skipTest("not a git checkout")
+        for path in (".venv/", ".venv/bin/python", "failed/", "failed/test_x_case_/case.safetensors"):
+            p = subprocess.run(["git", "check-ignore", "--no-index", "-q", path], cwd=ROOT, timeout=60)
+            self.assertEqual(p.returncode, 0, f"git does not ignore {path}")
+        for path in ("python/.venv/x", "cases/failed/x"):
+            p = subprocess.run(["git", "check-ignore", "--no-index", "-q", path], cwd=ROOT, timeout=60)
+            self.assertEqual(p.returncode, 1, f"{path}: only the clone's own .venv/ and failed/ are ignored")
+
+
+class ReadmeUserCommands(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.blocks = blocks()
+        cls.names = [n for n, _ in cls.blocks]
 
     def test_the_blocks_run_as_written(self):
         if shutil.which("git") is None or not (ROOT / ".git").exists():
@@ -95,32 +151,52 @@ class ReadmeUserCommands(unittest.TestCase):
             runs[name] = (rc, out, time.monotonic() - start)
             print(f"== block {name}: exit {rc} in {runs[name][2]:.0f} s", flush=True)
             getattr(self, "check_" + name.replace("-", "_"))(rc, out, clone, env)
-        print(f"install: {runs['install'][2]:.0f} s from an empty build cache")
+        print(f"the wheel: built in {runs['wheel'][2]:.0f} s from an empty build cache, installed in "
+              f"{runs['wheel-install'][2]:.0f} s (the venv made); the source install after it: {runs['install'][2]:.0f} s "
+              "(reusing the build cache)")
 
     # ---- what each block must do
 
-    def check_install(self, rc, out, clone, env):
+    def check_wheel(self, rc, out, clone, env):
+        self.assertEqual(rc, 0, out[-6000:])
+        wheels = sorted((clone / "dist").glob("pmqa-*.whl"))
+        self.assertEqual(len(wheels), 1, f"one wheel in dist/: {wheels}")
+        self.assertRegex(wheels[0].name, r"^pmqa-[^-]+-cp3\d+-cp3\d+-linux_x86_64\.whl$")
+        self.assertRegex(out, r"\[\d+/\d+\] ", "the build shows CMake's progress")
+        self.assertRegex(out, r"pmqa: the C\+\+ build took \d+ s \(\d+ job\(s\), an empty build cache\)")
+        self.assertNotRegex(out, r"(?i)\bwarning\b", "the build prints no warning (compiler, CMake, setuptools)")
+        self.assertEqual(self._leftovers(clone), [], "the build wrote into the clone's python/")
+
+    def check_wheel_install(self, rc, out, clone, env):
         self.assertEqual(rc, 0, out[-6000:])
         venv = clone / ".venv"
         self.assertEqual(env.get("VIRTUAL_ENV"), str(venv), "the block leaves the environment activated")
         where = out.strip().splitlines()[-3:]
         self.assertEqual(where, [str(venv / "bin" / c) for c in ("pmqa", "pmqa-run", "pmqa-probe")], out[-2000:])
-        self.assertRegex(out, r"\[\d+/\d+\] ", "the build shows CMake's progress")
-        leftovers = [p for p in (clone / "python").rglob("*") if p.name in ("build", "dist") or p.suffix == ".egg-info"]
-        self.assertEqual(leftovers, [], "the build wrote into the clone")
+        self.assertNotRegex(out, r"\[\d+/\d+\] |pmqa: the C\+\+ build", "installing the wheel builds nothing")
+        self._check_installed(clone, env)
+
+    def check_install(self, rc, out, clone, env):
+        self.assertEqual(rc, 0, out[-6000:])
+        self.assertIn("pmqa: the C++ build took", out, "the source install runs the C++ build (reusing the cache)")
+        self.assertEqual(self._leftovers(clone), [], "the build wrote into the clone's python/")
+        self._check_installed(clone, env)
+
+    @staticmethod
+    def _leftovers(clone):
+        return [p for p in (clone / "python").rglob("*") if p.name in ("build", "dist") or p.suffix == ".egg-info"]
+
+    def _check_installed(self, clone, env):
         checks = '''
 import importlib.metadata as md, json, sys
 from pathlib import Path
 venv = Path(sys.prefix)
 import pmqa, pmqa.cases, pmqa.run, pmqa.probe
-from pmqa.cases import data as _data
 for mod in (pmqa, pmqa.cases, pmqa.run, pmqa.probe):
     assert venv in Path(mod.__file__).resolve().parents, f"{mod.__name__} from {mod.__file__}"
 assert len(pmqa.cases("quick")) > 0  # loads the extension
 core = Path(sys.modules["pmqa._core"].__file__)
-assert venv in core.resolve().parents, core
-for name in _data.IN_TREE:
-    assert venv in _data.data_path(name).resolve().parents, name
+assert venv in core.resolve().parents, core  # the reviewed data (envelopes, tables) is compiled into it
 eps = [e.value for e in md.entry_points(group="pytest11") if e.name == "pmqa"]
 assert eps == ["pmqa.pytest_plugin"], eps
 print("package checks: ok")
@@ -149,6 +225,11 @@ print("package checks: ok")
                              timeout=300)
         self.assertEqual(ran.returncode, 1, "the printed command reproduces the failure\n" + ran.stdout + ran.stderr)
         self.assertTrue(ran.stdout.startswith("FAIL"), ran.stdout[:500])
+        # "again:" runs that one test, as printed, from where pytest ran (the clone), in the same terminal.
+        again = re.search(r"^E\s+test: \S+[^;\n]*; again: (.+)$", out, re.M).group(1)
+        rc, rerun, _ = run_in_terminal(again, clone, env, clone.parent / "again.env")
+        self.assertEqual(rc, 1, again + "\n" + rerun[-3000:])
+        self.assertRegex(rerun, r"\b1 failed in\b", again)
 
     def check_kernel_drop(self, rc, out, clone, env):
         self.assertEqual(rc, 0, out[-6000:])

@@ -13,12 +13,40 @@ std::int64_t kv_value_offset(KvLayout layout, std::int64_t t, std::int64_t d, st
   return (t / 16) * 16 * head_dim + (d / 16) * 256 + (t % 16) * 16 + (d % 16);
 }
 
+std::int64_t kv_fp4_value_offset(KvLayout layout, std::int64_t t, std::int64_t d, std::int64_t head_dim) noexcept {
+  if (layout != KvLayout::shuffle) return t * (head_dim / 2) + d / 2;
+  // AITER's page: 32-value chunks, each token's 16 bytes of a chunk side by side, chunk after chunk.
+  return ((d / 32) * 64 + t) * 16 + (d % 32) / 2;
+}
+
+std::int64_t kv_fp4_scale_offset(KvLayout layout, std::int64_t block_size, std::int64_t head_dim, std::int64_t t,
+                                 std::int64_t g) noexcept {
+  const std::int64_t region = block_size * (head_dim / 2);
+  switch (layout) {
+    case KvLayout::normal: return region + 4 * t + g;
+    case KvLayout::interleaved: return region + 4 * ((t % 32) * 4 + t / 32) + g;  // slot k holds token (k%4)*32 + k/4
+    case KvLayout::shuffle: return region + g * 64 + (t % 16) * 4 + t / 16;       // token t at s = (t%16)*4 + t/16
+  }
+  return region;
+}
+
+std::uint8_t KvReader::fp4_nibble(std::int64_t block, std::int64_t t, std::int64_t d) const noexcept {
+  const std::uint8_t byte =
+      c_.kv_cache[static_cast<std::size_t>(block * c_.block_stride + kv_fp4_value_offset(c_.layout, t, d, c_.head_dim))];
+  return d % 2 == 0 ? (byte & 0x0Fu) : static_cast<std::uint8_t>(byte >> 4);
+}
+
+std::uint8_t KvReader::fp4_scale_byte(std::int64_t block, std::int64_t t, std::int64_t g) const noexcept {
+  return c_.kv_cache[static_cast<std::size_t>(block * c_.block_stride +
+                                              kv_fp4_scale_offset(c_.layout, c_.block_size, c_.head_dim, t, g))];
+}
+
 std::uint8_t KvReader::value_code(std::int64_t block, std::int64_t t, std::int64_t d) const noexcept {
   return c_.kv_cache[static_cast<std::size_t>(block * c_.block_stride + kv_value_offset(c_.layout, t, d, c_.head_dim))];
 }
 
 float KvReader::value(std::int64_t block, std::int64_t t, std::int64_t d) const noexcept {
-  return decode_fp8(c_.fp8, value_code(block, t, d));
+  return decode_fp8(*fp8_of(c_.format), value_code(block, t, d));
 }
 
 float KvReader::scale(std::int64_t block, std::int64_t t) const noexcept {
@@ -58,10 +86,41 @@ void write_token(Case& c, std::int64_t block, std::int64_t t, std::span<const fl
   write_token_codes(c, block, t, codes, scale);
 }
 
+void write_fp4_token_codes(Case& c, std::int64_t block, std::int64_t t, std::span<const std::uint8_t> packed,
+                           std::span<const std::uint8_t> scales) {
+  std::uint8_t* base = c.kv_cache.data() + block * c.block_stride;
+  for (std::int64_t d = 0; d < c.head_dim; d += 2)
+    base[kv_fp4_value_offset(c.layout, t, d, c.head_dim)] = packed[static_cast<std::size_t>(d / 2)];
+  for (std::int64_t g = 0; g < kScaleWordBytes; ++g)
+    base[kv_fp4_scale_offset(c.layout, c.block_size, c.head_dim, t, g)] = scales[static_cast<std::size_t>(g)];
+}
+
+void write_fp4_token(Case& c, std::int64_t block, std::int64_t t, std::span<const float> x, const Fp4Quantizer& q) {
+  std::vector<std::uint8_t> packed(static_cast<std::size_t>(c.head_dim / 2));
+  std::vector<std::uint8_t> scales(static_cast<std::size_t>(kScaleWordBytes), 127);  // D = 64: 2 and 3 stay 1.0
+  quantize_fp4_row(x, packed, scales, q);
+  write_fp4_token_codes(c, block, t, packed, scales);
+}
+
 Case with_layout(const Case& c, KvLayout layout) {
   Case out = c;
   out.layout = layout;
   if (layout == c.layout) return out;
+  if (is_fp4(c.format)) {
+    const KvReader from(c);
+    std::vector<std::uint8_t> packed(static_cast<std::size_t>(c.head_dim / 2)), scales(kScaleWordBytes);
+    for (std::int64_t p = 0; p < c.num_blocks; ++p)
+      for (std::int64_t t = 0; t < c.block_size; ++t) {
+        for (std::int64_t d = 0; d < c.head_dim; d += 2)
+          packed[static_cast<std::size_t>(d / 2)] =
+              static_cast<std::uint8_t>(from.fp4_nibble(p, t, d) | (from.fp4_nibble(p, t, d + 1) << 4));
+        for (std::int64_t g = 0; g < kScaleWordBytes; ++g)
+          scales[static_cast<std::size_t>(g)] = c.kv_cache[static_cast<std::size_t>(
+              p * c.block_stride + kv_fp4_scale_offset(c.layout, c.block_size, c.head_dim, t, g))];
+        write_fp4_token_codes(out, p, t, packed, scales);
+      }
+    return out;
+  }
   const std::int64_t value_bytes = c.block_size * c.head_dim;
   for (std::int64_t p = 0; p < c.num_blocks; ++p) {
     const std::uint8_t* src = c.kv_cache.data() + p * c.block_stride;

@@ -9,10 +9,13 @@
 #include <cmath>
 #include <atomic>
 #include <limits>
+#include <span>
 #include <thread>
+#include <type_traits>
 
 #include <Eigen/Dense>
 
+#include "pmqa/reference/fp4.hpp"
 #include "pmqa/reference/fp8.hpp"
 #include "pmqa/reference/kv_cache.hpp"
 
@@ -54,7 +57,7 @@ template <class S>
 class SequenceChunk {
  public:
   SequenceChunk(const Case& c, const std::array<S, 256>& lut, bool with_noise, std::atomic<bool>& any_nan)
-      : c_(c), lut_(lut), noise_(with_noise), any_nan_(any_nan), kv_(c) {}
+      : c_(c), lut_(lut), noise_(with_noise), any_nan_(any_nan), kv_(c), fp4_(is_fp4(c.format)) {}
 
   void run(const WorkItem& item, Reference& ref) {
     const std::int64_t N = c_.next_n, H = c_.heads, D = c_.head_dim, bs = c_.block_size;
@@ -62,11 +65,16 @@ class SequenceChunk {
     const std::int64_t keys = (item.end_block - item.first_block) * bs;
 
     q_.resize(N * H, D);
-    const std::uint8_t* qb = c_.q.data() + item.b * N * H * D;
-    for (std::int64_t i = 0; i < N * H * D; ++i) q_.data()[i] = lut_[qb[i]];
+    if (fp4_) {
+      load_fp4_queries(item.b);
+    } else {
+      const std::uint8_t* qb = c_.q.data() + item.b * N * H * D;
+      for (std::int64_t i = 0; i < N * H * D; ++i) q_.data()[i] = lut_[qb[i]];
+    }
 
     k_.resize(keys, D);
     scale_.resize(keys);
+    if (fp4_) k_exp_.assign(static_cast<std::size_t>(keys * (D / kScaleGroup)), std::uint8_t{127});
     for (std::int64_t i = item.first_block; i < item.end_block; ++i) {
       const std::int64_t p = c_.physical_block(item.b, i);
       const std::int64_t row0 = (i - item.first_block) * bs;
@@ -77,12 +85,20 @@ class SequenceChunk {
         continue;
       }
       for (std::int64_t t = 0; t < bs; ++t) {
+        if (fp4_) {
+          load_fp4_key(p, t, row0 + t);
+          continue;
+        }
         for (std::int64_t d = 0; d < D; ++d) k_(row0 + t, d) = lut_[kv_.value_code(p, t, d)];
         scale_(row0 + t) = static_cast<S>(kv_.scale(p, t));
       }
     }
 
-    s_.noalias() = q_ * k_.transpose();  // [N*H, keys]: every head's dot with every key
+    if (fp4_ && !prescaled()) {
+      fp4_grouped_dots(keys);
+    } else {
+      s_.noalias() = q_ * k_.transpose();  // [N*H, keys]: every head's dot with every key
+    }
     if (noise_) sq_.noalias() = q_.array().square().matrix() * k_.array().square().matrix().transpose();  // |q_h o k|^2
 
     for (std::int64_t n = 0; n < N; ++n) {
@@ -127,13 +143,66 @@ class SequenceChunk {
   }
 
  private:
+  // e2m1 (fp4.hpp): a value is its nibble's magnitude times its group's 2^(e - 127). The fp64 oracle
+  // scales each value first (exact in double, at any exponent), so the GEMM, the noise scales and the
+  // rest are the fp8 path's with per-token scale 1. The fp32 reference does what an fp32 kernel does:
+  // each group's dots from unscaled values (exact: |sum| <= 1152 in quarters), times the group pair's
+  // combined scale 2^(eq + ek - 254) as one float, summed over the groups.
+  static constexpr bool prescaled() { return std::is_same_v<S, double>; }
+
+  S group_value(std::uint8_t nibble, std::uint8_t scale) const {
+    const double v = decode_e2m1(nibble);
+    return static_cast<S>(prescaled() ? v * decode_ue8m0(scale) : v);
+  }
+
+  void load_fp4_queries(std::int64_t b) {
+    const std::int64_t NH = c_.next_n * c_.heads, D = c_.head_dim, G = D / kScaleGroup;
+    const std::size_t first = static_cast<std::size_t>(b * NH);
+    const std::span<const std::uint8_t> packed(c_.q);
+    q_exp_.resize(static_cast<std::size_t>(NH * G));
+    for (std::int64_t i = 0; i < NH; ++i)
+      for (std::int64_t g = 0; g < G; ++g) {
+        const std::uint8_t e = c_.q_scales[(first + static_cast<std::size_t>(i)) * kScaleWordBytes + static_cast<std::size_t>(g)];
+        q_exp_[static_cast<std::size_t>(i * G + g)] = e;
+        for (std::int64_t d = g * kScaleGroup; d < (g + 1) * kScaleGroup; ++d)
+          q_(i, d) = group_value(e2m1_nibble(packed, (static_cast<std::int64_t>(first) + i) * D + d), e);
+      }
+  }
+
+  void load_fp4_key(std::int64_t p, std::int64_t t, std::int64_t row) {
+    const std::int64_t G = c_.head_dim / kScaleGroup;
+    for (std::int64_t g = 0; g < G; ++g) {
+      const std::uint8_t e = kv_.fp4_scale_byte(p, t, g);
+      k_exp_[static_cast<std::size_t>(row * G + g)] = e;
+      for (std::int64_t d = g * kScaleGroup; d < (g + 1) * kScaleGroup; ++d) k_(row, d) = group_value(kv_.fp4_nibble(p, t, d), e);
+    }
+    scale_(row) = S(1);
+  }
+
+  void fp4_grouped_dots(std::int64_t keys) {
+    const std::int64_t NH = q_.rows(), G = c_.head_dim / kScaleGroup;
+    s_.setZero(NH, keys);
+    for (std::int64_t g = 0; g < G; ++g) {
+      part_.noalias() = q_.middleCols(g * kScaleGroup, kScaleGroup) * k_.middleCols(g * kScaleGroup, kScaleGroup).transpose();
+      for (std::int64_t i = 0; i < NH; ++i) {
+        const int eq = q_exp_[static_cast<std::size_t>(i * G + g)];
+        for (std::int64_t j = 0; j < keys; ++j) {
+          const int ek = k_exp_[static_cast<std::size_t>(j * G + g)];
+          s_(i, j) += part_(i, j) * static_cast<S>(std::ldexp(1.0, eq + ek - 254));
+        }
+      }
+    }
+  }
+
   const Case& c_;
   const std::array<S, 256>& lut_;
   bool noise_;
   std::atomic<bool>& any_nan_;
   KvReader kv_;
-  Mat<S> q_, k_, s_, sq_;
+  bool fp4_;
+  Mat<S> q_, k_, s_, sq_, part_;
   Eigen::Matrix<S, Eigen::Dynamic, 1> scale_;
+  std::vector<std::uint8_t> q_exp_, k_exp_;  // e2m1: the UE8M0 byte of each (row, group)
 };
 
 std::vector<WorkItem> plan(const Case& c) {
@@ -149,8 +218,9 @@ std::vector<WorkItem> plan(const Case& c) {
 
 template <class S>
 bool run_items(const Case& c, const std::vector<WorkItem>& items, Reference& ref, const ReferenceOptions& o) {
-  std::array<S, 256> lut;
-  for (int i = 0; i < 256; ++i) lut[static_cast<std::size_t>(i)] = static_cast<S>(decode_fp8(c.fp8, static_cast<std::uint8_t>(i)));
+  std::array<S, 256> lut{};
+  if (const auto fp8 = fp8_of(c.format))  // e2m1 decodes nibble by nibble (SequenceChunk)
+    for (int i = 0; i < 256; ++i) lut[static_cast<std::size_t>(i)] = static_cast<S>(decode_fp8(*fp8, static_cast<std::uint8_t>(i)));
 
   double work = 0;
   for (const auto& it : items) work += static_cast<double>((it.end_block - it.first_block) * c.block_size);

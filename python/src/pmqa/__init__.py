@@ -11,16 +11,19 @@ the ``pmqa_case`` fixture (``pmqa.pytest_plugin``, loaded by the entry point of 
 runs a test once per case of ``--pmqa-suite``. ``pmqa.verify`` judges as ``pmqa verify`` judges a
 case file: the same oracle, tolerance profiles, gates and NaN rules, the same defaults and text.
 
-Inside the one distribution: ``pmqa.cases`` reads and writes case files with numpy alone,
+Inside the one distribution: ``pmqa.cases`` reads and writes case files and result files,
 ``pmqa.run`` (``pmqa-run``) runs a Python-callable kernel on case files, ``pmqa.probe``
-(``pmqa-probe``) runs an engine's own dispatch for every arch of the expected matrix.
-
-The names load on first use (PEP 562): pytest imports ``pmqa.pytest_plugin`` in every session of
-an environment pmqa is installed in, and that must not depend on the C++ extension loading.
+(``pmqa-probe``) runs an engine's own dispatch for every arch of the expected matrix. All of it
+stands on the C++ core (``pmqa._core``): without the extension for this interpreter, ``import
+pmqa`` fails with one line saying why and what to do, never half-works. The names load on first
+use (PEP 562), which keeps ``import pmqa`` (and the pytest plugin, imported in every session of an
+environment pmqa is installed in) quick.
 """
 from typing import Any, List
 
-__version__ = "0.1.0"
+from . import _native  # noqa: F401  (the C++ extension, or the one-line ImportError)
+
+__version__: str = _native.core.__version__  # CMakeLists.txt's project version, as `pmqa --version` prints it
 
 _API = ("CONTRACTS", "NAN_RULES", "SENTINEL_BITS", "TOLERANCES", "Case", "CaseError", "CaseFileError", "CaseList",
         "Fp8CodesWarning", "Report", "assert_matches", "describe_envelope", "envelopes", "judging_tolerance",

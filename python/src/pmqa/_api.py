@@ -6,6 +6,7 @@ carries arrays across.
 """
 from __future__ import annotations
 
+import hashlib
 import shlex
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
@@ -186,9 +187,12 @@ def suites() -> List[str]:
     return list(core.suite_names())
 
 
-def read_case(path: str, device: Optional[str] = None) -> Case:
-    """Reads a case file (strict: CaseFileError names the file, the field and the problem)."""
-    return Case(core.read_case(str(path)), device)
+def read_case(path: str, device: Optional[str] = None, cases: Optional[str] = None) -> Case:
+    """Reads a case file (strict: CaseFileError names the file, the field and the problem). A result
+    file pmqa-run wrote reads the same way; with ``cases`` (the folder of its input) a logits-only one
+    too, joined with its input as `pmqa verify --cases` joins it. A result file carries the gates its
+    run recorded, and verify() re-applies them."""
+    return Case(core.read_case(str(path), None if cases is None else str(cases)), device)
 
 
 def _convention(spec: str) -> tuple:
@@ -266,7 +270,8 @@ def reference(case: Case, nan: Optional[str] = None, precision: str = "fp64", dt
 
 
 class Report:
-    """pmqa's verdict on one output: the gates, the counts, the first mismatches decoded, the map.
+    """pmqa's verdict on one output: the gates, the counts, the first mismatches decoded, the map, and
+    the gates of the run that wrote the case's file (``run_gates``).
 
     ``str(report)`` is the text `pmqa verify` prints for a file.
     """
@@ -276,11 +281,16 @@ class Report:
         self.case = case
         #: Why this tolerance profile judged the logits ("given", "the logits are bfloat16", ...).
         self.tolerance_reason = "given"
+        #: The gates the run that wrote the case's file recorded (pmqa-run --max-floor-ratio, --expect-path),
+        #: re-judged as `pmqa verify` re-judges them: ``.gates`` (each with gate, outcome, passed, message),
+        #: ``.passed``, ``.failed`` (the names). None recorded (a suite's case, a file pmqa gen wrote): empty.
+        self.run_gates = core.run_gates(case._h)
 
     # ---- the verdict
     @property
     def passed(self) -> bool:
-        return self._r.passed
+        """The numbers pass the judge and every gate the run recorded passes (as `pmqa verify` decides)."""
+        return self._r.passed and self.run_gates.passed
 
     @property
     def worst(self) -> float:
@@ -333,18 +343,21 @@ class Report:
 
     def to_json(self) -> Dict[str, Any]:
         """The report as `pmqa verify --json` writes it for a file."""
-        return self._r.to_json()
+        return dict(self._r.to_json(), run_gates=self.run_gates.to_json(), failed_gates=self.run_gates.failed)
 
     def __str__(self) -> str:
-        """What `pmqa verify` prints under a file's verdict line: the report, and for a failure the
-        small text map of where the errors sit."""
+        """What `pmqa verify` prints under a file's verdict line: the report, for failed numbers the
+        small text map of where the errors sit, and the run's gates when one failed (then named first:
+        the judge's own text may say PASS for numbers a failed gate fails)."""
         text = self._r.to_text()
-        if not self.passed and self._r.map is not None:
+        if not self._r.passed and self._r.map is not None:
             text += self._r.map.block()
-        return text
+        gates = self.run_gates
+        return (f"FAIL: {gates.summary()}\n" if not gates.passed else "") + text + gates.failure_text()
 
     def __repr__(self) -> str:
-        verdict = "PASS" if self.passed else f"FAIL ({self._r.broken})"
+        broken = ([self._r.broken] if not self._r.passed else []) + [f"{g} gate" for g in self.run_gates.failed]
+        verdict = "PASS" if self.passed else f"FAIL ({', '.join(broken)})"
         return f"<pmqa.Report {self.case.name}: {verdict}, worst {self.worst:.3g}>"
 
 
@@ -433,8 +446,8 @@ class ArtifactSink:
         reproduce line becomes the one command that judges the saved file."""
         case = report.case
         self.folder.mkdir(parents=True, exist_ok=True)
-        stem = self.folder / _file_stem(case.name)
-        case_file = stem.with_suffix(".safetensors")
+        stem = _artifact_stem(case.name)  # the whole name: a suffix is added, never swapped for its last dot's part
+        case_file = self.folder / f"{stem}.safetensors"
         judged = report.judging  # the one Judging the report recorded
         case.save(str(case_file), logits, contract=judged["contract"],
                   metadata={"tolerance": judged["tolerance"], "nan": judged["nan"]})
@@ -442,7 +455,7 @@ class ArtifactSink:
         report._r.reproduce = command
         lines = ["", f"artifacts: {self.folder}", f"  case with these logits: {case_file.name}"]
         if report.map() is not None:
-            svg = stem.with_suffix(".svg")
+            svg = self.folder / f"{stem}.svg"
             svg.write_text(report.svg(self.label or str(case_file)))
             lines.append(f"  error map: {svg.name}")
         lines.append(f"reproduce: {command}")
@@ -452,8 +465,28 @@ class ArtifactSink:
 
 
 def _file_stem(name: str) -> str:
-    """A case name as a file name: its characters outside [A-Za-z0-9._-] become '_'."""
+    """A name as a file name: its characters outside [A-Za-z0-9._-] become '_' (the plugin's folder
+    per test, named by the test)."""
     return "".join(ch if ch.isalnum() and ch.isascii() or ch in "._-" else "_" for ch in name) or "case"
+
+
+_MAX_STEM = 200  # bytes of an artifact's stem (file systems allow 255 for the whole name)
+
+
+def _artifact_stem(name: str) -> str:
+    """A case name as its artifacts' stem, whole: never cut at a dot ("deepseek-v3.2-decode" stays
+    itself; Path.with_suffix made it "deepseek-v3", and "deepseek-v3.2-prefill" overwrote it). A
+    name that is not a safe file name as it is (a character outside [A-Za-z0-9._-], a leading dot,
+    longer than _MAX_STEM) is made one -- each such character '_', a leading dot '_', cut to
+    _MAX_STEM -- and then carries 8 hex digits of the name's SHA-256, so two names never share a
+    file ("a/b" gives "a_b-<hash>", "a_b" stays "a_b")."""
+    safe = _file_stem(name)
+    if safe.startswith("."):
+        safe = "_" + safe[1:]
+    if safe == name and len(name) <= _MAX_STEM:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{safe[:_MAX_STEM]}-{digest}"
 
 
 # The pytest plugin sets this around each test that takes pmqa_case (its artifacts folder and node id).

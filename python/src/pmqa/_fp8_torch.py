@@ -2,7 +2,7 @@
 
 torch grew its fp8 dtypes late: torch.float8_e4m3fn in 2.1, torch.float8_e4m3fnuz in 2.2 (Debian 12
 ships 1.13). pmqa runs on any torch from 1.13: where the dtype is missing, q is handed as its uint8
-codes and the format is named, so a kernel (or pmqa.run.eager_torch) can decode the codes itself.
+codes and the format is named, so a kernel (or python/examples/eager_torch_op.py) can decode the codes itself.
 """
 from __future__ import annotations
 

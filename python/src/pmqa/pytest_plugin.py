@@ -21,12 +21,24 @@ itself; from a source tree, ``-p pmqa.pytest_plugin``. Options:
                              its error map (SVG), one folder per test; default: the test's tmp_path
   --pmqa-shard K/N           only shard K of N of the suite (the split pmqa gen/check/verify and
                              pmqa-run --shard make: N CI jobs together run every case once)
+  --pmqa-results DIR         a test that takes ``pmqa_result`` runs once per result file (*.safetensors)
+                             in DIR, e.g. a pmqa-run's --out: the file read as a pmqa.Case holding the
+                             kernel's logits and the gates its run recorded
+  --pmqa-cases DIR           the input case files of logits-only result files (pmqa-run --logits-only)
 
 A test module or function may carry ``@pytest.mark.pmqa(suite=..., fit=..., skip_outside=...,
 cases=[...], device=...)`` for the defaults it needs; a command-line option wins. Test ids are the case
 names, e.g. ``test_kernel[edge-lengths-1d]``. ``pmqa.assert_matches(case, logits)`` fails with pmqa's
 report and its text map as the message; the message ends with the one command that reproduces the
-verdict from the artifacts (``pmqa verify FILE``) and the test's node id.
+verdict from the artifacts (``pmqa verify FILE``), the test's node id and the command that runs the
+test again (``python -m pytest PATH::TEST[CASE]`` with this session's options, run as printed from
+the directory pytest ran in).
+
+A run's result files are judged as `pmqa verify` judges them, numbers and the run's gates (a file
+whose run failed --max-floor-ratio or --expect-path fails, naming the gate)::
+
+    def test_run(pmqa_result):
+        pmqa.assert_matches(pmqa_result, pmqa_result.logits)
 
 Under pytest-xdist (``-n N``) each worker sees one GPU: worker i gets visible device i mod the count
 (CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES), so ``--pmqa-device cuda`` spreads a suite over the
@@ -39,6 +51,8 @@ from __future__ import annotations
 import difflib
 import os
 import shlex
+import shutil
+import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
@@ -76,6 +90,11 @@ def pytest_addoption(parser: Any) -> None:
                     help="also run the gigabyte cases")
     group.addoption("--pmqa-shard", default=None, metavar="K/N",
                     help="only shard K of N of the suite (a stable split balanced by work, as pmqa gen --shard)")
+    group.addoption("--pmqa-results", default=None, metavar="DIR",
+                    help="run a test that takes pmqa_result once per result file (*.safetensors) in DIR, e.g. a "
+                         "pmqa-run's --out; judged with the gates its run recorded")
+    group.addoption("--pmqa-cases", default=None, metavar="DIR",
+                    help="the input case files of logits-only result files (pmqa-run --logits-only)")
     group.addoption("--pmqa-artifacts", default=None, metavar="DIR",
                     help="where a failing case leaves its case file with the logits and its error map "
                          "(default: the test's tmp_path)")
@@ -197,19 +216,59 @@ def _why_absent(device: str) -> Optional[str]:
     return None
 
 
-def _unknown_cases(asked: List[str], names: List[str], suite: str) -> str:
-    lines = [f"pmqa: suite {suite} has no case(s) named:"]
+def _unknown_cases(asked: List[str], names: List[str], choice: Dict[str, Any]) -> str:
+    """One line: the names the suite lacks, each with the close ones, and the command that lists them."""
+    said = []
     for n in asked:
         close = difflib.get_close_matches(n, names, n=4, cutoff=0.5)
-        lines.append(f"  {n}" + (f" (close: {', '.join(close)})" if close else ""))
-    lines.append(f"its cases: {', '.join(names[:12])}{', ...' if len(names) > 12 else ''} "
-                 f"({len(names)} in all; `pmqa gen --list --suite {suite}` lists them)")
-    return "\n".join(lines)
+        said.append(n + (f" (close: {', '.join(close)})" if close else ""))
+    listing = f"pmqa gen --list --suite {choice['suite']}" + (f" --fit {choice['fit']}" if choice["fit"] else "")
+    return f"pmqa: suite {choice['suite']} has no case(s) named {', '.join(said)}; `{listing}` lists its {len(names)} cases"
+
+
+# A value the plugin cannot use, found while pytest collects: raised from pytest_collection_modifyitems
+# (below), where pytest prints a UsageError as one line ("ERROR: pmqa: ...", exit 4). Raised inside
+# pytest_generate_tests, pytest reports it as a collection error with a traceback through its hooks.
+# A pytest-xdist worker cannot stop the session that way (its controller calls the crash an internal
+# error): there the module's collection fails with the message alone (CollectError: no traceback).
+_USAGE = pytest.StashKey[str]()
+
+
+def _result_params(metafunc: Any) -> List[Any]:
+    """One parameter per result file of --pmqa-results, in name order (a test without the option is
+    skipped, saying so: the files are the run's, not the plugin's to choose)."""
+    folder = metafunc.config.getoption("--pmqa-results")
+    if not folder:
+        return [pytest.param(None, id="no-results", marks=pytest.mark.skip(
+            reason="pmqa: pmqa_result runs over a run's result files: give --pmqa-results DIR"))]
+    if not os.path.isdir(folder):
+        raise pytest.UsageError(f"pmqa: --pmqa-results {folder}: not a directory")
+    files = sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".safetensors"))
+    if not files:  # a folder with nothing to judge must not read as a pass
+        raise pytest.UsageError(f"pmqa: --pmqa-results {folder}: holds no *.safetensors files")
+    return [pytest.param(f, id=os.path.basename(f)[:-len(".safetensors")]) for f in files]
 
 
 def pytest_generate_tests(metafunc: Any) -> None:
+    if "pmqa_result" in metafunc.fixturenames:
+        metafunc.parametrize("pmqa_result", _result_params(metafunc), indirect=True)
     if "pmqa_case" not in metafunc.fixturenames:
         return
+    try:
+        _parametrize(metafunc)
+    except pytest.UsageError as exc:
+        if hasattr(metafunc.config, "workerinput"):
+            raise pytest.Collector.CollectError(str(exc)) from None
+        metafunc.config.stash.setdefault(_USAGE, str(exc))  # the first one; the test is left unparametrized
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: Any) -> None:
+    if _USAGE in config.stash:
+        raise pytest.UsageError(config.stash[_USAGE])
+
+
+def _parametrize(metafunc: Any) -> None:
     choice = _choice(metafunc)
     try:
         found = _suite(choice)
@@ -219,7 +278,7 @@ def pytest_generate_tests(metafunc: Any) -> None:
         names = [c.name for c in found]
         missing = [n for n in choice["cases"] if n not in names]
         if missing:
-            raise pytest.UsageError(_unknown_cases(missing, names, choice["suite"]))
+            raise pytest.UsageError(_unknown_cases(missing, names, choice))
         found = [c for c in found if c.name in choice["cases"]]
     if choice["shard"]:
         from pmqa.cases.shard import in_shard, parse_shard
@@ -243,11 +302,52 @@ def pytest_generate_tests(metafunc: Any) -> None:
 
 # ---- around each test
 
+# Options of the session that the command running a test again keeps (they choose the plugins, the
+# configuration and the rootdir; paths in them are relative to the invocation directory, where the
+# command runs too). pmqa's own options are taken from the parsed configuration below.
+_KEPT_WITH_VALUE = ("-p", "-c", "--config-file", "--rootdir", "-o", "--override-ini", "--import-mode", "--confcutdir")
+
+
+def _kept_invocation_args(args: Any) -> List[str]:
+    kept: List[str] = []
+    args = [str(a) for a in args]
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in _KEPT_WITH_VALUE and i + 1 < len(args):
+            kept += [a, args[i + 1]]
+            i += 1
+        elif a.startswith(tuple(o + "=" for o in _KEPT_WITH_VALUE if o.startswith("--"))) or \
+                (len(a) > 2 and a[:2] in ("-p", "-c", "-o") and not a.startswith("--")):
+            kept.append(a)
+        i += 1
+    return kept
+
+
+def _interpreter() -> str:
+    """The Python running this session, as a shell word: `python`/`python3` when that is what PATH
+    gives (the same file by the same path: an activated virtual environment), else its full path."""
+    exe = sys.executable or "python3"
+    for name in ("python", "python3"):
+        found = shutil.which(name)
+        if found and os.path.abspath(found) == os.path.abspath(exe):
+            return name
+    return exe
+
+
 def _rerun_command(request: Any) -> str:
-    """The node id, and the pytest command that runs it again with this session's pmqa options."""
+    """The node id, and the command that runs it again with this session's pmqa options: run from
+    the directory pytest was run in (the test's path relative to it, not to pytest's rootdir), with
+    this interpreter (python -m pytest) and the session's -p plugins and configuration options."""
     cfg = request.config
-    args = ["pytest", request.node.nodeid]
-    for opt in ("--pmqa-suite", "--pmqa-fit", "--pmqa-skip-outside", "--pmqa-device", "--pmqa-shard"):
+    node = request.node
+    invocation = cfg.invocation_params
+    path = os.path.relpath(str(getattr(node, "path", None) or node.fspath), str(invocation.dir))
+    within = node.nodeid.split("::", 1)[1] if "::" in node.nodeid else ""
+    args = [_interpreter(), "-m", "pytest", *_kept_invocation_args(invocation.args),
+            f"{path}::{within}" if within else path]
+    for opt in ("--pmqa-suite", "--pmqa-fit", "--pmqa-skip-outside", "--pmqa-device", "--pmqa-shard", "--pmqa-results",
+                "--pmqa-cases"):
         if cfg.getoption(opt):
             args += [opt, str(cfg.getoption(opt))]
     for path in cfg.getoption("--pmqa-overlay"):
@@ -272,6 +372,29 @@ def pmqa_case(request: Any, tmp_path_factory: Any) -> Any:
     request.node.user_properties.append(("pmqa_case", case.name))
     if _only_case_parameter(request.node):
         request.node.user_properties.append(("pmqa_junit_name", case.name))
+    saved, _api._sink = _api._sink, _api.ArtifactSink(folder, _rerun_command(request), request.node.nodeid)
+    try:
+        yield case
+    finally:
+        _api._sink = saved
+        case.release()
+
+
+@pytest.fixture
+def pmqa_result(request: Any, tmp_path_factory: Any) -> Any:
+    """One result file of --pmqa-results as a pmqa.Case (its logits: ``.logits``); reading it is as
+    strict as pmqa verify's (a CaseFileError fails the test), and pmqa.verify re-applies its run's gates."""
+    path = getattr(request, "param", None)
+    if path is None:
+        raise pytest.UsageError("pmqa_result is parametrized by the pmqa plugin: load it (-p pmqa.pytest_plugin)")
+    import pmqa
+    from pmqa import _api
+
+    case = pmqa.read_case(path, cases=request.config.getoption("--pmqa-cases"))
+    root = request.config.getoption("--pmqa-artifacts")
+    folder = (os.path.join(root, _api._file_stem(request.node.name)) if root
+              else tmp_path_factory.mktemp(_api._file_stem(request.node.name)[:40], numbered=True))
+    request.node.user_properties.append(("pmqa_result", path))
     saved, _api._sink = _api._sink, _api.ArtifactSink(folder, _rerun_command(request), request.node.nodeid)
     try:
         yield case

@@ -9,7 +9,14 @@ workers):
 - PMQA_TEST_READ_ONLY_DIR=DIR: os.open of a file directly in DIR for writing or creating fails
   with EROFS, as a read-only mount refuses it.
 pmqa's writers (pmqa.cases.atomic_file, the run's lock) go through os.open and os.write, so they
-meet these folders as they would real ones.
+meet these folders as they would real ones (the case and result files are written by the C++ core,
+which these do not reach: their tests use a real tmpfs).
+
+- PMQA_TEST_SIGINT_AT=WHO:EVENT:ARG: a Ctrl-C at the terminal (SIGINT to the process group) the first
+  time the process WHO ("main": pmqa-run; "worker": a worker it spawned) meets the audit event
+  EVENT whose first argument is ARG ("" for any): a fixed point of the run, no timing
+  (test_pmqa_run_faults.Item16EarlyCtrlC), e.g. "main:import:numpy", "worker:import:numpy",
+  "main:os.killpg:".
 """
 
 import errno
@@ -53,3 +60,22 @@ if _READ_ONLY:
         return _real_open(path, flags, mode, dir_fd=dir_fd)
 
     os.open = _read_only_open
+
+_SIGINT_AT = os.environ.get("PMQA_TEST_SIGINT_AT")
+
+if _SIGINT_AT:
+    import signal
+    import sys
+
+    _WHO, _EVENT, _ARG = _SIGINT_AT.split(":", 2)
+    _fired = []
+
+    def _ctrl_c_hook(event, args):
+        if _fired or event != _EVENT or (_ARG and (not args or str(args[0]) != _ARG)):
+            return
+        if ("--multiprocessing-fork" in sys.orig_argv) != (_WHO == "worker"):
+            return
+        _fired.append(event)
+        os.killpg(os.getpgid(0), signal.SIGINT)
+
+    sys.addaudithook(_ctrl_c_hook)

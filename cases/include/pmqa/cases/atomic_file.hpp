@@ -1,5 +1,5 @@
 // Writing a file so that a reader sees the old file or the whole new one, never a part of either
-// (python/src/pmqa/cases/atomic_file.py is the same in Python).
+// (Python's pmqa.cases.atomic_file is the same in Python).
 //
 // Each write goes to its own temporary file in the target's folder, NAME.<pid>-<random>.partial,
 // created with O_EXCL so no other writer ever opens it; the bytes are synced (fsync), the file is
@@ -22,5 +22,11 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
 
 // The system's words for a failed write, with "(the disk or quota is full)" where it is.
 std::string describe_write_error(const std::error_code& code);
+
+// The errno values that mean "this folder takes no more writes" (a full disk or quota, a read-only or
+// forbidden folder, a file too large), as opposed to a fault of the data being written: a runner stops
+// on them instead of failing one case after another.
+std::vector<int> no_more_writes_errnos();
+bool takes_no_more_writes(int os_errno) noexcept;
 
 }  // namespace pmqa::cases

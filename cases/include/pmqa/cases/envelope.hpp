@@ -1,6 +1,6 @@
 // Envelopes: what the library behind a calling convention supports, as reviewed data with a
 // reason for every limit (cases/data/envelopes/<convention>.json, compiled into the library;
-// python/src/pmqa/run reads the same files). A case outside its convention's envelope is refused before
+// Python's pmqa.cases.envelope binds this model). A case outside its convention's envelope is refused before
 // the op is called ("unsupported", with the limit's reason); `pmqa gen --fit CONVENTION` draws cases
 // inside it.
 //
@@ -42,10 +42,10 @@ class EnvelopeError : public std::runtime_error {
 
 using TraitValue = std::variant<std::int64_t, bool, std::string>;
 
-// The fields a limit can name, computed the same way here and in python/src/pmqa/run/envelope.py:
+// The fields a limit can name, as traits_of computes them (Python's pmqa.cases.envelope.traits_of is this one):
 //   batch, next_n, heads, head_dim, block_size, max_model_len      ints, as in the case
 //   block_stride     bytes between physical blocks; stride_pad: block_stride - block_size*(D+4)
-//   fp8_format       "e4m3fn" | "e4m3fnuz";  kv_layout "normal" | "shuffle"
+//   value_format     "e4m3fn" | "e4m3fnuz" | "e2m1";  kv_layout "normal" | "shuffle" | "interleaved"
 //   context_lens     "1-d" | "2-d"
 //   last_row_longest           every row's E_r <= the E_r of its sequence's last row (always true
 //                              for 1-D lengths)
@@ -57,7 +57,7 @@ using TraitValue = std::variant<std::int64_t, bool, std::string>;
 struct CaseTraits {
   std::int64_t batch = 0, next_n = 1, heads = 1, head_dim = 1, block_size = 1, max_model_len = 0;
   std::int64_t block_stride = 0, stride_pad = 0;
-  std::string fp8_format = "e4m3fn", kv_layout = "normal", context_lens = "1-d";
+  std::string value_format = "e4m3fn", kv_layout = "normal", context_lens = "1-d";
   bool last_row_longest = true;
   bool blocks_past_max_model_len = false;
   std::int64_t chunk_q = 0, heads_mod_chunk_q = 0;
@@ -80,7 +80,7 @@ CaseTraits traits_of(const Case& c, const CallContext& call = {});
 struct CaseShape {
   std::int64_t batch = 0, next_n = 1, heads = 1, head_dim = 1, block_size = 1, max_model_len = 0;
   std::int64_t block_stride = 0;
-  Fp8Format fp8 = Fp8Format::e4m3fn;
+  ValueFormat format = ValueFormat::e4m3fn;
   KvLayout layout = KvLayout::normal;
   bool context_lens_2d = false;
   std::vector<std::int32_t> context_lens;

@@ -1,5 +1,5 @@
 // Logits-only result files: a kernel's output without a copy of its inputs (`pmqa-run
-// --logits-only`; python/src/pmqa/cases/logits_file.py is the writer's other half).
+// --logits-only`, which writes them through this writer from Python).
 //
 // A safetensors file holding exactly one tensor, logits F32 [B*N, max_model_len], and string
 // metadata: format_version "1", content "logits-only", name, producer, contract ("clean" |
@@ -33,6 +33,9 @@ struct LogitsFile {
   std::map<std::string, std::string> extra;
 };
 
+// The metadata keys the logits-only format owns (LogitsFile::extra may use none of them).
+std::vector<std::string> logits_file_reserved_keys();
+
 // The string values of a safetensors file's __metadata__, read from the header alone; empty for
 // anything that is not a readable safetensors file (a FIFO or other special file is never opened).
 // For sorting and weighing files before they are read strictly, never for judging them.
@@ -44,12 +47,12 @@ bool is_logits_file(const std::filesystem::path& path);
 
 // Strict, as the case-file reader is (the same JSON rules, canonical decimals, integer shapes, a
 // printable name, a plain input file name; a FIFO or other special file is refused unread): every
-// problem is a CaseFileError naming the file and the field. python/src/pmqa/cases/logits_file.py agrees
-// on which files are valid (python/tests/fuzz_logits_readers.py checks it).
+// problem is a CaseFileError naming the file and the field (python/tests/fuzz_logits_readers.py
+// fuzzes it from C++ and from Python).
 LogitsFile read_logits_file(const std::filesystem::path& path);
 LogitsFile parse_logits_file(std::span<const std::uint8_t> bytes, std::string_view source_name = "<memory>");
 std::vector<std::uint8_t> serialize_logits_file(const LogitsFile& file);
-void write_logits_file(const std::filesystem::path& path, const LogitsFile& file);
+std::string write_logits_file(const std::filesystem::path& path, const LogitsFile& file);  // its SHA-256
 
 // The input found as cases_dir / input_file. A missing input, a SHA-256 that does not match, or
 // an input whose shape disagrees is a CaseFileError (invalid input: `pmqa verify` exits 2).

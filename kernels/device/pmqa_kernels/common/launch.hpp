@@ -34,6 +34,7 @@ inline constexpr int kInstantiatedHeadDims[] = {32, 64, 128};
 // Why a case is outside the shapes every kernel takes, or "" when it is inside (the host API
 // refuses such a case before choosing a kernel).
 inline std::string unsupported_shape(const Case& c) {
+  if (is_fp4(c.format)) return "e2m1 values: pmqa's kernels read fp8 values only";
   if (std::find(std::begin(kInstantiatedHeadDims), std::end(kInstantiatedHeadDims), c.head_dim) == std::end(kInstantiatedHeadDims))
     return "head_dim = " + std::to_string(c.head_dim) + " is not supported by the kernels (32, 64 or 128)";
   if (c.batch > 65535) return "batch = " + std::to_string(c.batch) + " exceeds the grid's y limit 65535";
@@ -49,7 +50,7 @@ inline std::string unsupported_shape(const Case& c) {
 // kInstantiatedHeadDims: the host API has refused the others).
 template <class F>
 void with_instance(const Case& c, F&& f) {
-  const bool fnuz = c.fp8 == Fp8Format::e4m3fnuz;
+  const bool fnuz = c.format == ValueFormat::e4m3fnuz;
   switch (c.head_dim) {
     case 32: fnuz ? f.template operator()<32, true>() : f.template operator()<32, false>(); break;
     case 64: fnuz ? f.template operator()<64, true>() : f.template operator()<64, false>(); break;

@@ -11,8 +11,8 @@ struct FusedMfmaSpec {
   static Tolerance tolerance() { return Tolerance::matrix_unit(); }
   static KernelShapes shapes() { return matrix_shapes(); }
   static std::string unfit(const Case& c, const DeviceCaps& d) {
-    if (!d.runs(MatrixKind::mfma, c.fp8))
-      return "the device has no fp8 MFMA for " + std::string(to_string(c.fp8)) + " (gfx942 takes FNUZ, gfx950 OCP)";
+    if (!d.runs(MatrixKind::mfma, *fp8_of(c.format)))  // unsupported_shape refused e2m1 before
+      return "the device has no fp8 MFMA for " + std::string(to_string(c.format)) + " (gfx942 takes FNUZ, gfx950 OCP)";
     return shape_unfit(shapes(), c);
   }
 
@@ -23,7 +23,7 @@ struct FusedMfmaSpec {
                     static_cast<unsigned>(a.c.batch));
     for_each_row_piece(a.c, a.p, [&](const kdev::LogitsParams& q, int rows) {
       auto mfma = [&](auto fn) { be.launch("fused_mfma_kernel", fn, grid, dim3(kdev::kMfmaThreads), q); };
-      if (a.c.fp8 == Fp8Format::e4m3fnuz)
+      if (a.c.format == ValueFormat::e4m3fnuz)
         by_rows(rows, mfma, kdev::fused_mfma_kernel<Hooks, true, 32>, kdev::fused_mfma_kernel<Hooks, true, 64>,
                 kdev::fused_mfma_kernel<Hooks, true, 128>);
       else

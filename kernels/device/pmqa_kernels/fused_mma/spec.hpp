@@ -15,7 +15,7 @@ struct FusedWgmmaSpec {
   static KernelShapes shapes() { return matrix_shapes(); }
   static std::string unfit(const Case& c, const DeviceCaps& d) {
     if (!d.has(MatrixKind::wgmma)) return "the device has no wgmma (sm_90 running sm_90a code)";
-    if (c.fp8 != Fp8Format::e4m3fn) return "wgmma takes OCP e4m3 only and the case is FNUZ";
+    if (c.format != ValueFormat::e4m3fn) return "wgmma takes OCP e4m3 only and the case is FNUZ";
     return shape_unfit(shapes(), c);
   }
   // One tensor-map copy per chunk where the cache allows it (the plain layout, whole 64-key boxes
@@ -65,7 +65,7 @@ struct FusedMmaSyncSpec {
       auto mma = [&](auto fn) {
         be.launch_shared("fused_mma_kernel", fn, grid, dim3(kdev::kMmaThreads), sizeof(kdev::MmaShared), q);
       };
-      if (a.c.fp8 == Fp8Format::e4m3fnuz)
+      if (a.c.format == ValueFormat::e4m3fnuz)
         by_rows(rows, mma, kdev::fused_mma_kernel<Hooks, Config, true, 32>, kdev::fused_mma_kernel<Hooks, Config, true, 64>,
                 kdev::fused_mma_kernel<Hooks, Config, true, 128>);
       else

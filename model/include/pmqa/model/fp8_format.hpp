@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace pmqa {
 
@@ -25,5 +27,6 @@ std::string_view short_name(Fp8Format format) noexcept;  // "fn" / "fnuz": narro
 std::string_view to_string(Fp8Overflow overflow) noexcept;  // "saturate" / "nan"
 // Accepts "e4m3fn" and "e4m3fnuz"; throws std::invalid_argument otherwise.
 Fp8Format parse_fp8_format(std::string_view text);
+std::vector<std::string> fp8_format_names();  // every format as to_string spells it, in enumerator order
 
 }  // namespace pmqa

@@ -5,8 +5,8 @@
 // The split depends only on each case's name and its work (shard_work: the oracle's multiply-adds
 // at most, a function of the case's shape), never on the order the cases are listed in or on the
 // tool that splits: cases sorted by work (descending), then by name, each goes to the shard with the
-// least work so far (the lowest index on a tie). python/src/pmqa/cases/shard.py is the same split in
-// Python; a test compares the two on random suites.
+// least work so far (the lowest index on a tie). Python's pmqa.cases.shard is this one, through
+// pmqa._core.
 #pragma once
 
 #include <cstdint>

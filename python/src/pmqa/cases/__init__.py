@@ -1,4 +1,4 @@
-"""pmqa.cases: read and write pmqa case files (safetensors) with numpy only.
+"""pmqa.cases: read and write pmqa case files and result files (safetensors) as numpy arrays.
 
     from pmqa.cases import read_case_file, write_case_file
     cf = read_case_file("case.safetensors")       # strict: raises CaseFileError on any problem
@@ -7,12 +7,13 @@
     write_case_file("out.safetensors", cf)         # then: pmqa verify out.safetensors
 
 Logits-only result files (logits_file.py) hold a kernel's output and the name and SHA-256 of its
-input case file: `pmqa verify OUT --cases CASES` judges them.
+input case file: `pmqa verify OUT --cases CASES` judges them. Every format rule is the C++
+library's (cases/), reached through pmqa._core: Python and `pmqa verify` read the same files the
+same way.
 
 Called, the module is the API's suite: ``pmqa.cases("quick", device="cuda")`` is
-``pmqa._api.cases`` (the C++ generators, so it needs the extension; the readers here do not). One
-name serves both because ``import pmqa.cases`` makes the package attribute ``pmqa.cases`` this
-module, which would otherwise hide the function users call.
+``pmqa._api.cases``. One name serves both because ``import pmqa.cases`` makes the package attribute
+``pmqa.cases`` this module, which would otherwise hide the function users call.
 """
 import sys as _sys
 import types as _types
@@ -40,19 +41,18 @@ from .logits_file import (
     sha256_file,
     write_logits_file,
 )
-from .sample import sample_case_file
 
 __all__ = [
     "CONTRACTS", "FORMAT_VERSION", "FP8_FORMATS", "KV_LAYOUTS", "MAX_HEADER_BYTES", "RESERVED_KEYS",
     "CaseFile", "CaseFileError", "parse_case_file", "read_case_file", "serialize_case_file", "validate",
-    "write_case_file", "sample_case_file", "LogitsFile", "is_logits_file", "read_logits_file",
-    "serialize_logits_file", "sha256_file", "write_logits_file",
+    "write_case_file", "LogitsFile", "is_logits_file", "read_logits_file", "serialize_logits_file",
+    "sha256_file", "write_logits_file",
 ]
 
 
 class _CallableModule(_types.ModuleType):
     def __call__(self, *args, **kwargs):
-        from .. import _api  # the C++ extension loads here, never on `import pmqa.cases`
+        from .. import _api
         return _api.cases(*args, **kwargs)
 
 

@@ -1,13 +1,11 @@
-"""The model's names as the numpy-only side spells them, in one place.
-
-The C++ model (model/) owns these spellings; pmqa._api takes its lists from the extension, but the
-readers here and pmqa-run must work without it, so they use these copies.
-python/tests/test_cases_names.py asserts each equals what the C++ model gives (pmqa._core), so a
-name added there and not here fails a test instead of going missing from a help text.
-"""
+"""The model's names, one list each, as the C++ model spells them (pmqa._core)."""
 from __future__ import annotations
 
-from .case_file import CONTRACTS, FP8_FORMATS, KV_LAYOUTS  # noqa: F401 - the case file's own, re-exported
+from .._native import core
 
-TOLERANCES = ("fp32", "matrix-unit", "bf16-output", "matrix-unit-bf16")  # Tolerance::names()
-NAN_RULES = ("propagate", "relu-clamp")  # NanRule's spellings
+CONTRACTS = tuple(core.contract_names())
+FP8_FORMATS = tuple(core.fp8_format_names())
+VALUE_FORMATS = tuple(core.value_format_names())
+KV_LAYOUTS = tuple(core.kv_layout_names())
+TOLERANCES = tuple(core.tolerance_names())
+NAN_RULES = tuple(core.nan_rule_names())

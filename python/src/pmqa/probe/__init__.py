@@ -8,4 +8,4 @@ See cli.py for the exit statuses, adapters/ for what the probe knows about each 
 README section "Guarding your engine's dispatch".
 """
 
-__version__ = "0.1.0"
+from pmqa import __version__  # noqa: E402,F401  (the one version: CMakeLists.txt's, through pmqa._core)

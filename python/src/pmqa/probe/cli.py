@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import adapters, plan, report, runner
+from . import __version__, adapters, plan, report, runner
 from .data import DataError, load_arch_table, load_matrix
 
 
@@ -37,6 +37,7 @@ def parse_args(argv):
     torch.add_argument("--real-torch", action="store_true", help="require an installed torch")
     p.add_argument("--failures-only", action="store_true", help="table: only rows that mismatched or could not run")
     p.add_argument("--quiet", action="store_true", help="no table, only failures and the summary")
+    p.add_argument("--version", action="version", version=f"pmqa-probe {__version__}")
     return p.parse_args(argv)
 
 

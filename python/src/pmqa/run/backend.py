@@ -333,16 +333,3 @@ def uninitialised(shape: Sequence[int], dtype=np.float32) -> np.ndarray:
     else:
         out.view(np.uint32)[...] = bits
     return out
-
-
-def make_backend(name: str, device: Optional[str], num_sms: Optional[int]) -> Backend:
-    """The backend --backend/--device ask for. torch is imported only here, only for "torch"."""
-    if name == "numpy":
-        fake = device[len("fake:"):] if device and device.startswith("fake:") else None
-        if device not in (None, "cpu") and not (fake and fake.isascii() and fake.isdigit()):
-            raise BackendError(f"--device {device}: the numpy backend runs on the host only (use --backend torch)")
-        return NumpyBackend(num_sms if num_sms is not None else 8, fake_device=fake)
-    if name == "torch":
-        from .torch_backend import TorchBackend  # imports torch
-        return TorchBackend(device or "cuda", num_sms)
-    raise BackendError(f"unknown backend {name!r}")

@@ -1,14 +1,22 @@
 """One case through an op: the envelope check, the call, the checks on what came back, the output file.
 
 `CaseRunner.run(path)` does everything a case needs and returns a `CaseResult`; printing, counting
-and the exit status are the caller's (pmqa.run.cli). The output file is on disk, written through a
-temporary file and renamed into place, before run() returns.
+and the exit status are the caller's (pmqa.run.runner). The output file is on disk, written through a
+temporary file and renamed into place, before run() returns. A file the system refuses to store
+(a full disk, a quota, a read-only file system) leaves the case "not-written", not failed: the op is
+not to blame, and `pmqa-run --resume` runs it again.
+
+An op may fork. A child of the op that returns (or raises) into the runner's code instead of exiting
+would go on as a second runner: write the case's file, answer for the worker, take the next case.
+It never does: right after every call of the op (and of its metadata function), a process that is
+not the one that built the CaseRunner says so on its stderr and ends (os._exit).
 """
 
 from __future__ import annotations
 
 import errno
 import inspect
+import json
 import os
 import statistics
 import time
@@ -25,20 +33,23 @@ from pmqa.cases.atomic_file import CANNOT_WRITE_HERE
 from pmqa.cases.envelope import traits_of
 from pmqa.cases.logits_file import RESERVED_LOGITS_KEYS
 
+from .._native import core
+
 from .backend import SENTINEL_BITS
 from .conventions import OpOutputError
 from .conventions.base import recorded_tolerance
-from .floor import floor_bytes, floor_ms
 from .inputs_check import changed_inputs, snapshot
 from .kernel_names import classify, judge
 from .text import clean
 
-# Metadata this runner (re)writes: stale values from the input file are dropped.
+# Metadata this runner (re)writes: stale values from the input file are dropped (a gate an earlier run
+# recorded must not travel into this run's file). The gates' keys are cases/run_gates.hpp's.
 RUNNER_KEYS = ("bench_ms", "bench_min_ms", "bench_iters", "bench_warmup", "bench_flush_bytes", "kernel_ms",
-               "kernel_min_ms", "kernel_activities", "kernel_timing", "floor_ratio_wall", "floor_basis", "tolerance",
-               "convention", "device", "runner", "logits_from", "logits_dtype", "out_row_stride", "num_sms",
-               "context_lens_passed", "relaunches", "op_kwargs", "nan", "platform", "envelope", "kernels", "path",
-               "floor_bytes", "floor_ms", "floor_ratio", "copy_gbps", "floor_gate", "run_id")
+               "kernel_min_ms", "kernel_activities", "kernel_unseen_calls", "kernel_timing", "floor_ratio_wall",
+               "floor_basis", "tolerance", "convention", "device", "runner", "logits_from", "logits_dtype",
+               "out_row_stride", "num_sms", "context_lens_passed", "relaunches", "op_kwargs", "nan", "platform",
+               "envelope", "kernels", "kernels_seen", "kernels_unknown", "path", "expected_path", "floor_bytes",
+               "floor_ms", "floor_ratio", "copy_gbps", "floor_gate", "floor_max_ratio", "floor_min_mb", "run_id")
 
 # Two patterns the runner leaves in free memory before the first launch and the relaunch: cells of
 # an op-owned output still holding them were never written by the op.
@@ -50,7 +61,7 @@ POISON_AGAIN = 0x7FF0BEEF
 class CaseResult:
     path: str
     name: str
-    status: str                 # "ok", "failed", "unsupported", "invalid"
+    status: str                 # "ok", "failed", "unsupported", "invalid", "not-written" (the system refused the file)
     message: str = ""
     shape: str = ""
     limit: str = ""             # unsupported: the id of the limit the case breaks
@@ -71,6 +82,54 @@ class CaseResult:
 
 class CaseFailed(Exception):
     pass
+
+
+class CaseNotWritten(Exception):
+    """The op's result was computed, and the system refused to store it (its message says why)."""
+
+
+# errno values of a refused write, in words that name the cause (the system's own words follow).
+WRITE_FAULTS = {
+    errno.ENOSPC: "the file system is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "the operation is not permitted",
+    errno.EFBIG: "the file is larger than the file system (or RLIMIT_FSIZE) allows",
+    errno.EIO: "an I/O error of the disk",
+    errno.ENOENT: "the folder is gone",
+}
+
+
+def write_fault_words(err: int, problem: str) -> str:
+    """A refused write's cause in words: 'the file system is full (ENOSPC: No space left on device)'."""
+    name = errno.errorcode.get(err, f"errno {err}")
+    cause = WRITE_FAULTS.get(err)
+    return f"{cause} ({name}: {os.strerror(err)})" if cause else f"{problem} ({name})"
+
+
+def end_forked_child(owner: int, raised: Optional[BaseException] = None) -> None:
+    """Ends this process when it is not owner, the process that runs the cases: a child the op forked
+    that returned (or raised) into the runner's code. It says so (on its stderr: the op's output) and
+    exits without running any more of the runner (no file, no answer, no next case, no atexit
+    handler of the runner's): status 0 when the op returned in it, SystemExit's code for a sys.exit,
+    1 for another exception."""
+    if os.getpid() == owner:
+        return
+    if raised is None:
+        how, status = "returned", 0
+    elif isinstance(raised, SystemExit):
+        code = raised.code
+        how, status = "called sys.exit", code if isinstance(code, int) else (0 if code is None else 1)
+    else:
+        how, status = f"raised {type(raised).__name__}", 1
+    try:
+        os.write(2, (f"pmqa-run: process {os.getpid()}, a child the op forked in process {owner}, {how} into "
+                     f"pmqa-run's code instead of exiting; it exits here (os._exit({status})) and never speaks for "
+                     f"the runner\n").encode("utf-8", "replace"))
+    except OSError:
+        pass
+    os._exit(status & 0xFF)
 
 
 def shape_text(cf: CaseFile) -> str:
@@ -131,6 +190,7 @@ class CaseRunner:
         self.kernel_names = kernel_names  # --expect-path: the kernel-name table (pmqa.run.kernel_names)
         self.heartbeat = heartbeat   # called before every op call (a worker's per-call timeout)
         self.out_dir = Path(settings.out)
+        self.owner = os.getpid()     # the process that runs the cases (a forked child of the op never does)
         self._bandwidth: Optional[float] = None
         self._op_takes_fp8_format = _takes_keyword(op, "fp8_format")
 
@@ -158,13 +218,20 @@ class CaseRunner:
                 self._run_case(cf, path, result)
             except CaseFailed as e:
                 result.status, result.message = "failed", clean(str(e))
+            except CaseNotWritten as e:
+                result.status, result.message = "not-written", clean(str(e))
         result.seconds = time.monotonic() - t0
         return result
 
     def _run_case(self, cf: CaseFile, path: Path, result: CaseResult) -> None:
         s = self.s
         try:
-            inv = self.convention.build(cf, self.backend, self.options)
+            try:
+                inv = self.convention.build(cf, self.backend, self.options)
+            except BaseException as e:
+                end_forked_child(self.owner, raised=e)  # the metadata function may fork, too
+                raise
+            end_forked_child(self.owner)
         except Exception as e:  # noqa: BLE001 - e.g. the metadata function raised
             raise CaseFailed(f"building the {self.convention.name} arguments raised {self.exc(e)}") from None
         if cf.fp8_format in getattr(self.backend, "fp8_as_codes", {}) and self._op_takes_fp8_format:
@@ -205,7 +272,7 @@ class CaseRunner:
             last: List[Any] = [None]
 
             def timed():
-                last[0] = self.op(*inv.args, **inv.kwargs)
+                last[0] = self.call_op(inv)
 
             def before_each():
                 self.heartbeat()
@@ -242,8 +309,9 @@ class CaseRunner:
                               "kernel_timing": timings.how})
         if s.max_floor_ratio is not None:
             problems.extend(self.floor_gate(cf, contract, timings, extra))
-        if kernels is not None:
-            extra.update({"kernels": kernels.metadata(), "path": kernels.path})
+        if kernels is not None:  # what the path gate judged, for every later reader to judge again
+            extra.update({"kernels": kernels.metadata(), "path": kernels.path, "expected_path": s.expect_path,
+                          "kernels_unknown": json.dumps(kernels.unknown), "kernels_seen": kernels.describe()})
             result.kernel_path = kernels.path
             result.kernels = kernels.describe()
         if getattr(s, "run_id", None):
@@ -268,8 +336,17 @@ class CaseRunner:
                                                                   contract=contract, extra=extra))
         except CaseFileError as e:
             why = e.problem[len("cannot write: "):] if e.problem.startswith("cannot write: ") else e.problem
-            result.stop = self.write_refused(e.os_errno, why)
-            raise CaseFailed(f"cannot write {out_path}: {why}" + (f" ({result.stop})" if result.stop else "")) from None
+            err = getattr(e, "os_errno", None)
+            result.stop = self.write_refused(err, why)
+            if err is None:  # the writer refused what it was given (not the system): the op's output
+                raise CaseFailed(f"cannot write {out_path}: {why}" + (f" ({result.stop})" if result.stop else "")) \
+                    from None
+            when = {errno.ENOSPC: " once there is room", errno.EDQUOT: " once there is room",
+                    errno.EROFS: " once the file system takes writes"}.get(err, "")
+            raise CaseNotWritten(
+                f"not written: {out_path}: {write_fault_words(err, why)}; the op ran, and its result could not be "
+                f"stored (not the op's failure); `pmqa-run --resume --out {self.out_dir}` runs the case again"
+                f"{when}") from None
         result.out_path = str(out_path)
         result.written = True
         result.bench_ms = extra.get("bench_ms", "")
@@ -290,8 +367,18 @@ class CaseRunner:
 
     def call(self, inv) -> Any:
         self.heartbeat()
-        result = self.op(*inv.args, **inv.kwargs)
+        result = self.call_op(inv)
         self.backend.synchronize()
+        return result
+
+    def call_op(self, inv) -> Any:
+        """The op on inv's arguments; a child it forked that comes back here ends (end_forked_child)."""
+        try:
+            result = self.op(*inv.args, **inv.kwargs)
+        except BaseException as e:
+            end_forked_child(self.owner, raised=e)
+            raise
+        end_forked_child(self.owner)
         return result
 
     def bandwidth(self) -> float:
@@ -304,43 +391,20 @@ class CaseRunner:
         return self._bandwidth
 
     def floor_gate(self, cf: CaseFile, contract: str, timings, extra) -> List[str]:
-        """--max-floor-ratio: the median kernel time over the byte floor (pmqa.run.floor). The kernel
-        time is the call's device activities summed, which the host's launch speed cannot move; the
-        wall time's ratio is recorded beside it. A backend without a device (torch on the cpu) is
-        judged on wall time, and says so."""
+        """--max-floor-ratio: records the gate's inputs (R, --floor-min-mb, the copy bandwidth; the times
+        are in extra already), then judges them with the function pmqa verify re-judges the file with
+        (cases/run_gates.hpp: the floor from the case, the kernel time over it, "not gated" under
+        --floor-min-mb, an unseen kernel time failing) and records what it derived. A backend without
+        a device clock (torch on the cpu) records no kernel time: the wall time is judged, and says so."""
         s = self.s
-        fb = floor_bytes(cf, contract)
-        bw = self.bandwidth()
-        fl = floor_ms(fb.total, bw)
-        wall_ms = statistics.median(timings.wall_ms)
-        gated = fb.total >= s.floor_min_mb * 1e6
-
-        def over(ms: float) -> float:
-            return ms / fl if fl > 0 else float("inf")
-
-        basis = "wall time: " + timings.how if timings.kernel_ms is None else "kernel time: " + timings.how
-        measured = wall_ms if timings.kernel_ms is None else statistics.median(timings.kernel_ms)
-        extra.update({"floor_bytes": str(fb.total), "floor_ms": f"{fl:.6g}", "floor_ratio": f"{over(measured):.4g}",
-                      "floor_ratio_wall": f"{over(wall_ms):.4g}", "floor_basis": basis,
-                      "copy_gbps": f"{bw / 1e9:.5g}",
-                      "floor_gate": (f"at most {s.max_floor_ratio:g}" if gated else
-                                     f"not gated: floor {fb.total / 1e6:.3g} MB below --floor-min-mb {s.floor_min_mb:g}")})
-        if not gated:
-            return []
-        if timings.kernel_ms is not None:
-            blind = sum(1 for n in timings.activities if n == 0)
-            if blind:
-                extra["floor_ratio"] = "unknown"
-                return [f"--max-floor-ratio: the profiler recorded no device activity in {blind} of "
-                        f"{len(timings.activities)} timed call(s), so their kernel time is unknown and the gate "
-                        f"cannot judge it (an op that ran nothing on this device, or a profiler that records "
-                        f"nothing here); wall time {wall_ms:.4g} ms, {over(wall_ms):.3g}x the byte floor"]
-        if over(measured) > s.max_floor_ratio:
-            what = "wall time" if timings.kernel_ms is None else "kernel time"
-            return [f"{what} {measured:.4g} ms is {over(measured):.3g}x the byte floor {fl:.4g} ms ({fb.describe()} "
-                    f"at the copy bandwidth measured here, {bw / 1e9:.4g} GB/s), above --max-floor-ratio "
-                    f"{s.max_floor_ratio:g}: a slow path (wall time {wall_ms:.4g} ms, x{over(wall_ms):.3g})"]
-        return []
+        extra.update({"floor_max_ratio": repr(float(s.max_floor_ratio)), "floor_min_mb": repr(float(s.floor_min_mb)),
+                      "copy_gbps": f"{self.bandwidth() / 1e9:.5g}",
+                      "floor_basis": ("wall time: " if timings.kernel_ms is None else "kernel time: ") + timings.how})
+        if timings.kernel_ms is not None:  # timed calls the profiler saw nothing of: their kernel time is unknown
+            extra["kernel_unseen_calls"] = f"{sum(1 for n in timings.activities if n == 0)} of {len(timings.activities)}"
+        verdict, derived, _ = core.speed_gate(cf, contract, extra)
+        extra.update(derived)
+        return [verdict.message] if not verdict.passed else []
 
     def collect(self, inv, result) -> Tuple[np.ndarray, str]:
         try:
@@ -369,5 +433,6 @@ class CaseRunner:
         return text
 
 
-__all__ = ["CaseResult", "CaseRunner", "CaseFailed", "relaunch_difference", "recorded_tolerance", "shape_text",
-           "RUNNER_KEYS", "POISON_FIRST", "POISON_AGAIN", "SENTINEL_BITS"]
+__all__ = ["CaseResult", "CaseRunner", "CaseFailed", "CaseNotWritten", "end_forked_child", "relaunch_difference",
+           "recorded_tolerance", "shape_text", "write_fault_words", "RUNNER_KEYS", "POISON_FIRST", "POISON_AGAIN",
+           "SENTINEL_BITS"]

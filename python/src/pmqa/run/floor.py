@@ -1,20 +1,13 @@
 """The byte floor of a case: what any implementation of the op must move, and the time that takes at
 the device's copy bandwidth (measured in the same process, on the same device, or stated with
---copy-gbps).
+--copy-gbps). The definition is the C++ one (cases/include/pmqa/cases/byte_floor.hpp: q, the KV
+blocks valid keys touch, each once, weights, the block-table entries read, the lengths, the output
+cells the contract needs), which pmqa verify recomputes when it re-judges a run's speed gate.
 
-    q               B*N*H*D bytes (fp8)
-    kv_cache        block_size*(D+4) bytes for each distinct physical block a valid key lies in
-                    (the partial last block counts whole; pages shared between sequences once)
-    weights         B*N*H*4
-    block_table     4 bytes for each logical block a sequence reads (ceil(max_n E_r / block_size))
-    context_lens    4 bytes per entry ([B] or [B, N])
-    output          4 bytes per cell the contract needs written: every cell of [B*N, max_model_len]
-                    under "clean", the valid cells (sum of min(E_r, max_model_len) over rows E_r > 0)
-                    under "valid-only"
-
-`--max-floor-ratio R` fails a case whose median kernel time is more than R times its floor. The
-kernel time is what the call's GPU work took on the device: every kernel, memset and copy it
-launched, their durations summed from the profiler's activity records (a two-stage path counts
+`--max-floor-ratio R` fails a case whose median kernel time is more than R times its floor; the
+judgment is cases/run_gates.hpp's (pmqa._core.speed_gate), the one pmqa verify re-applies to the
+file. The kernel time is what the call's GPU work took on the device: every kernel, memset and copy
+it launched, their durations summed from the profiler's activity records (a two-stage path counts
 its fill, stage 1 and head sum). It leaves out the host: an op whose Python wrapper takes longer to
 launch than the GPU work queued before a start event would otherwise have that launch inside its
 time (the flake that made the first gate on wall time fail AITER's correct fused kernel in 14 of
@@ -35,50 +28,16 @@ only 1.11x).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from .._native import core
 
-import numpy as np
+DEFAULT_MAX_FLOOR_RATIO = core.DEFAULT_MAX_FLOOR_RATIO
+DEFAULT_FLOOR_MIN_MB = core.DEFAULT_FLOOR_MIN_MB
 
-DEFAULT_MAX_FLOOR_RATIO = 7.0
-DEFAULT_FLOOR_MIN_MB = 16.0
+#: q, kv, weights, block_table, context_lens, output (bytes), .total and .describe().
+FloorBytes = core.FloorBytes
+#: floor_bytes(case_file, contract) -> FloorBytes, for a pmqa.cases.CaseFile.
+floor_bytes = core.floor_bytes
+#: floor_ms(total_bytes, bytes_per_s) -> milliseconds.
+floor_ms = core.floor_ms
 
-
-@dataclass(frozen=True)
-class FloorBytes:
-    q: int
-    kv: int
-    weights: int
-    block_table: int
-    context_lens: int
-    output: int
-
-    @property
-    def total(self) -> int:
-        return self.q + self.kv + self.weights + self.block_table + self.context_lens + self.output
-
-    def describe(self) -> str:
-        return (f"{self.total / 1e6:.2f} MB (q {self.q}, kv {self.kv}, weights {self.weights}, block table "
-                f"{self.block_table}, lengths {self.context_lens}, output {self.output} bytes)")
-
-
-def floor_bytes(cf: Any, contract: str) -> FloorBytes:
-    """The bytes of a pmqa.cases.CaseFile that the op must move (module docstring)."""
-    b, n, h, d, bs = cf.batch, cf.next_n, cf.heads, cf.head_dim, cf.block_size
-    e = np.maximum(cf.valid_keys(), 0).reshape(b, n) if b else np.zeros((0, n), dtype=np.int64)
-    longest = e.max(axis=1) if b else np.zeros(0, dtype=np.int64)
-    blocks = (longest + bs - 1) // bs
-    pages = set()
-    for seq in range(b):
-        pages.update(int(p) for p in cf.block_table[seq, :int(blocks[seq])])
-    if contract == "clean":
-        out_cells = b * n * cf.max_model_len
-    else:
-        out_cells = int(np.minimum(e, cf.max_model_len).sum())
-    return FloorBytes(q=b * n * h * d, kv=len(pages) * bs * (d + 4), weights=b * n * h * 4,
-                      block_table=int(blocks.sum()) * 4, context_lens=int(cf.context_lens.size) * 4,
-                      output=out_cells * 4)
-
-
-def floor_ms(total_bytes: int, bandwidth_bytes_per_s: float) -> float:
-    return total_bytes / bandwidth_bytes_per_s * 1e3
+__all__ = ["DEFAULT_FLOOR_MIN_MB", "DEFAULT_MAX_FLOOR_RATIO", "FloorBytes", "floor_bytes", "floor_ms"]

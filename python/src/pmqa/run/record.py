@@ -7,7 +7,10 @@ result file its name and SHA-256), and says whether the run is complete, or why 
 rewritten atomically as each case finishes, so a run killed at any point leaves a record that says
 how far it got. `pmqa verify OUT` reads it: it judges the files this run wrote, calls every other
 *.safetensors in OUT stale, and reports an incomplete run; `pmqa-run --resume --out OUT` finishes
-the run from it.
+the run from it. Its reader and writer are the C++ ones pmqa verify uses
+(cases/include/pmqa/cases/run_record.hpp, through pmqa._core): one shape, one set of rules (a
+result must be a plain file name in the folder, or the record is refused, by verify and --resume
+alike); the dataclasses here are the record as the runner keeps it while cases finish.
 
 OUT/pmqa-run.lock is held (a POSIX write lock, fcntl F_SETLK) for the whole run: a second pmqa-run
 into the same folder is refused with the holder's pid and run id instead of overwriting its
@@ -26,22 +29,20 @@ import os
 import secrets
 import socket
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from pmqa.cases.atomic_file import write_atomically
-
+from .._native import core
 from .text import clean_line
 
-RECORD_NAME = "pmqa-run.json"
-LOCK_NAME = "pmqa-run.lock"
-SCHEMA = "pmqa-run-record/1"
+RECORD_NAME = core.RUN_RECORD_NAME
+LOCK_NAME = core.RUN_LOCK_NAME
+SCHEMA = core.RUN_RECORD_SCHEMA
 FINISHED = ("ok", "failed", "unsupported", "invalid")
 
-
-class RecordError(Exception):
-    """A run record that cannot be read, or is not one."""
+#: A run record that cannot be read, is not one, or breaks a rule (a ValueError; the C++ reader's message).
+RecordError = core.RunRecordError
 
 
 class OutputBusy(Exception):
@@ -97,54 +98,26 @@ class RunRecord:
     shard: str = ""              # --shard K/N: the shard this run took ("" for all)
     shard_of: int = 0            # --shard: how many cases the whole split was over
 
+    def __post_init__(self) -> None:
+        # Text a command line or an op controls, made clean once: the record is JSON other tools read.
+        # Paths were refused unless printable UTF-8 (pmqa.run.case_files), and messages are clean.
+        self.producer, self.op, self.settings = clean_line(self.producer), clean_line(self.op), _clean_values(self.settings)
+
     @property
     def path(self) -> Path:
         return self.out_dir / RECORD_NAME
 
-    def to_json(self) -> Dict[str, Any]:
-        """The record as JSON values. Paths were refused unless printable UTF-8 (pmqa.run.cli), and
-        messages are clean; the op and producer strings are cleaned here, so the record is always
-        UTF-8 a strict reader (pmqa verify's) accepts."""
-        return {"schema": SCHEMA, "run_id": self.run_id, "producer": clean_line(self.producer), "op": clean_line(self.op),
-                "convention": self.convention, "started": self.started, "updated": self.updated,
-                "resumed": self.resumed, "complete": self.complete, "stopped": self.stopped,
-                "shard": self.shard, "shard_of": self.shard_of,
-                "pid": os.getpid(), "host": socket.gethostname(), "settings": _clean_values(self.settings),
-                "cases": [asdict(c) for c in self.cases]}
-
     def save(self) -> None:
         """Atomically; OSError when the folder takes no more writes (nothing is left half-written)."""
         self.updated = now()
-        text = json.dumps(self.to_json(), indent=1, ensure_ascii=True, allow_nan=False) + "\n"
-        write_atomically(self.path, [text.encode("ascii")])
+        core.write_run_record(self)
 
     @classmethod
     def load(cls, out_dir: Path) -> "RunRecord":
-        path = out_dir / RECORD_NAME
-        try:
-            doc = json.loads(path.read_bytes().decode("utf-8"))
-        except FileNotFoundError:
-            raise RecordError(f"{path}: no run record (was --out the folder of a pmqa-run?)") from None
-        except (OSError, ValueError) as e:
-            raise RecordError(f"{path}: cannot read the run record: {e}") from None
-        try:
-            if doc.get("schema") != SCHEMA:
-                raise RecordError(f"{path}: not a run record of schema {SCHEMA}")
-            known = {f.name for f in fields(RecordedCase)}
-            cases = [RecordedCase(**{k: v for k, v in c.items() if k in known}) for c in doc["cases"]]
-            return cls(out_dir=out_dir, run_id=doc["run_id"], producer=doc["producer"], op=doc["op"],
-                       convention=doc["convention"], settings=doc["settings"], cases=cases, started=doc["started"],
-                       updated=doc.get("updated", ""), complete=bool(doc["complete"]), stopped=doc.get("stopped", ""),
-                       resumed=list(doc.get("resumed", [])), shard=str(doc.get("shard", "")),
-                       shard_of=int(doc.get("shard_of", 0) or 0))
-        except (KeyError, TypeError, AttributeError) as e:
-            raise RecordError(f"{path}: the run record is incomplete or malformed ({type(e).__name__}: {e})") from None
-
-    def counts(self) -> Dict[str, int]:
-        out: Dict[str, int] = {}
-        for c in self.cases:
-            out[c.status] = out.get(c.status, 0) + 1
-        return out
+        """The folder's record, read strictly (RecordError saying why it is missing or refused)."""
+        fields = core.load_run_record(str(out_dir))
+        cases = [RecordedCase(**c) for c in fields.pop("cases")]
+        return cls(out_dir=Path(out_dir), cases=cases, **fields)
 
 
 def _clean_values(value: Any) -> Any:

@@ -20,7 +20,25 @@ What the op cannot do to the runner:
 - write the runner's output: the worker's stdout and stderr (file descriptors 1 and 2, so C
   libraries too) go into a pipe the runner prints line by line, indented under "op>", escaped;
 - move the runner's files: every path the worker is given is absolute, and the worker goes back
-  to its starting folder after each case.
+  to its starting folder after each case;
+- answer for a case it was not given, or twice: the parent gives each case a token of its own, and
+  every message of the worker carries the worker's pid and the token of the case in hand. A child
+  the op forked never speaks on the worker's pipe (it ends as soon as it comes back into the
+  worker's code: pmqa.run.case_run.end_forked_child, and the worker's sender checks its pid), and a
+  message from another pid, for another case (an earlier one: a duplicate or late answer) or for
+  none fails the case in hand, the worker is replaced and the run exits non-zero; one that arrives
+  after the last case (read when the worker is stopped) fails the run and its JUnit.
+
+A worker killed by SIGKILL is reported with what speaks for "out of memory" (pmqa.run.memory): its
+peak RSS (the kernel's rusage: the runner reaps the worker itself, os.wait4), the memory it had, the
+case file's size, and whether the cgroup counted an OOM kill.
+
+Ctrl-C at the terminal reaches pmqa-run only: a worker is spawned with SIGINT blocked and, once it
+leads a process group of its own, drops any that came before and takes SIGINT as usual.
+
+A start-up that takes long is shown while it lasts: a line naming the stage (importing the op's
+module, ...), the op and `--startup-timeout-s`, after WAIT_NOTE_S seconds and again every
+WAIT_REPEAT_S (PMQA_RUN_WAIT_NOTE_S sets the first, and the repeat to 6 times it).
 
 `--in-process` runs the cases in pmqa-run's own process: no timeout, the op's output mixed with
 the runner's, and a crash ends the run.
@@ -34,6 +52,7 @@ import multiprocessing as mp
 import os
 import queue
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -42,9 +61,10 @@ import time
 import traceback
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .case_run import CaseResult
+from .case_run import CaseResult, end_forked_child
+from .memory import oom_kills, oom_words
 from .text import clean_line, say
 
 # Exceptions after which the device (and so the worker's context) cannot be trusted.
@@ -55,6 +75,22 @@ STARTUP_TIMEOUT_S = 900  # importing torch and an op, and compiling, can take mi
 POLL_S = 0.1             # how often a waiting parent checks that the worker is still alive
 PR_SET_PDEATHSIG = 1
 LINUX = sys.platform.startswith("linux")
+
+
+def _wait_note_s() -> float:
+    try:
+        value = float(os.environ.get("PMQA_RUN_WAIT_NOTE_S", ""))
+    except ValueError:
+        return 10.0
+    return value if value > 0 else 10.0
+
+
+WAIT_NOTE_S = _wait_note_s()      # a start-up stage this long is shown (then every WAIT_REPEAT_S)
+WAIT_REPEAT_S = 6 * WAIT_NOTE_S
+
+# What a worker sends: (kind, its pid, the token of the case in hand or None, payload).
+SETUP_KINDS = ("stage", "fatal", "ready")
+CASE_KINDS = ("call", "result")
 
 # The keeper: a tiny process in the worker's group that ends the group when the worker ends (its
 # parent-death signal), so an op's children never outlive the worker.
@@ -89,6 +125,7 @@ class InProcess:
         self.header = self.runner.header()
         self.started = 1
         self.home = os.getcwd()
+        self.anomalies: List[Tuple[str, str]] = []  # none here: a forked child of the op ends (end_forked_child)
 
     def run(self, path: Path) -> CaseResult:
         try:
@@ -117,6 +154,13 @@ def _die_with(parent: int) -> None:
         os.setpgid(0, 0)
     except OSError:
         pass
+    # Spawned with SIGINT blocked (WorkerPool._start): a Ctrl-C at the terminal that reached this
+    # process while it was still in pmqa-run's group is dropped (SIG_IGN discards a pending signal);
+    # from here on it is out of the terminal's foreground group and takes SIGINT as usual.
+    if hasattr(signal, "pthread_sigmask"):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if not LINUX:
         return
     libc = ctypes.CDLL(None, use_errno=True)
@@ -142,16 +186,26 @@ def _worker_main(conn, output, args, build, parent: int) -> None:
         except (AttributeError, ValueError):
             pass
     home = os.getcwd()
+    me = os.getpid()
+    token = [None]  # the token of the case in hand
+
+    def send(kind: str, payload: Any = None) -> None:
+        end_forked_child(me)  # a child the op forked never speaks on the worker's pipe
+        conn.send((kind, me, token[0], payload))
+
     try:
-        runner = build(args, heartbeat=lambda: conn.send(("call",)), stage=lambda text: conn.send(("stage", text)))
+        try:
+            runner = build(args, heartbeat=lambda: send("call"), stage=lambda text: send("stage", text))
+        finally:
+            end_forked_child(me)  # the op's module may fork at import
     except SetupError as e:
-        conn.send(("fatal", str(e)))
+        send("fatal", str(e))
         return
     except BaseException as e:  # noqa: BLE001 - anything else is reported, not lost
-        conn.send(("fatal", f"setting up the worker raised {type(e).__name__}: {e}\n{traceback.format_exc()}"))
+        send("fatal", f"setting up the worker raised {type(e).__name__}: {e}\n{traceback.format_exc()}")
         return
     _go_home(home)
-    conn.send(("ready", runner.header()))
+    send("ready", runner.header())
     while True:
         try:
             msg = conn.recv()
@@ -159,12 +213,15 @@ def _worker_main(conn, output, args, build, parent: int) -> None:
             return
         if msg[0] == "stop":
             return
+        token[0] = msg[2]
         try:
             result = runner.run(Path(msg[1]))
         finally:
+            end_forked_child(me)
             _go_home(home)
         result.restart = device_error(result) or not runner.backend.healthy()
-        conn.send(("result", asdict(result)))
+        send("result", asdict(result))
+        token[0] = None
 
 
 def _describe_exit(code: Optional[int]) -> str:
@@ -224,9 +281,36 @@ class WorkerPool:
         self.relay: Optional[_OutputRelay] = None
         self.started = 0
         self.header: Dict[str, Any] = {}
+        self.peak_rss: Optional[int] = None  # of the last worker that ended, when this process reaped it
+        self.given: Dict[str, str] = {}      # token -> the case file it was given with
+        # Answers out of turn: (the case in hand, or "" after the last one; what was wrong), for the runner
+        # (pmqa.run.runner), which fails the run on any.
+        self.anomalies: List[Tuple[str, str]] = []
         self._start()
 
     # ---- waiting on the worker
+    def _ended(self) -> bool:
+        """Whether the worker has ended. It is reaped here (os.wait4) when it has, so that its peak RSS
+        is known (multiprocessing's own wait would drop the kernel's rusage)."""
+        proc = self.proc
+        popen = getattr(proc, "_popen", None)
+        if popen is not None and getattr(popen, "returncode", 0) is None and hasattr(os, "wait4"):
+            try:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped already (multiprocessing's poll in another thread)
+                pid = 0
+            except OSError:
+                pid = 0
+            if pid:
+                popen.returncode = os.waitstatus_to_exitcode(status)
+                self.peak_rss = usage.ru_maxrss * 1024 if usage.ru_maxrss > 0 else None
+        return proc.exitcode is not None
+
+    def _await_end(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not self._ended() and time.monotonic() < deadline:
+            time.sleep(0.02)
+
     def _next(self, timeout: Optional[float]):
         """The worker's next message; "dead" when it died without one; "timeout" after timeout seconds."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -236,9 +320,9 @@ class WorkerPool:
                 if self.conn.poll(wait):
                     return self.conn.recv()
             except (EOFError, ConnectionError, OSError):
-                self.proc.join(5)
+                self._await_end(5)
                 return "dead"
-            if self.proc.exitcode is not None:
+            if self._ended():
                 try:
                     if self.conn.poll(0):  # an answer sent just before it died still counts
                         return self.conn.recv()
@@ -248,12 +332,50 @@ class WorkerPool:
             if deadline is not None and time.monotonic() >= deadline:
                 return "timeout"
 
+    def _out_of_turn(self, msg: Any, token: Optional[str]) -> str:
+        """What is wrong with a message from the worker, in words; "" for one of the worker's own about
+        the case in hand (token; None while it starts)."""
+        if not (isinstance(msg, tuple) and len(msg) == 4 and msg[0] in SETUP_KINDS + CASE_KINDS):
+            return f"a message pmqa-run cannot read ({clean_line(repr(msg)[:160])})"
+        kind, pid, tok, _ = msg
+        worker = self.proc.pid
+        if pid != worker:
+            return (f"a {kind!r} message from process {clean_line(repr(pid)[:40])}, not from the worker {worker} (a "
+                    f"process the op forked?)")
+        if tok == token and token:
+            return "" if kind in CASE_KINDS else f"a {kind!r} message (which belongs to its start-up) during a case"
+        if tok is None and token is None:
+            return "" if kind in SETUP_KINDS else f"a {kind!r} message (which belongs to a case) while it started"
+        if tok in self.given:
+            return (f"a {kind!r} message for {self.given[tok]}, a case it had already answered for (a duplicate or "
+                    f"late answer)")
+        if tok is None:
+            return f"a {kind!r} message for no case, while it had one in hand"
+        return f"a {kind!r} message for no case it was given ({clean_line(repr(tok)[:60])})"
+
+    def _wait_note(self, stage: str, since: float, t0: float) -> None:
+        pid = self.proc.pid if self.proc is not None else "?"
+        limit = (f"--startup-timeout-s {self.startup_timeout_s:g} s ends the wait" if self.startup_timeout_s
+                 else "no --startup-timeout-s: it waits as long as it takes")
+        say(f"pmqa-run: waiting for the worker process {pid}{f' of device {self.label}' if self.label else ''} to "
+            f"start: {stage}, {time.monotonic() - since:.0f} s so far (--op {clean_line(str(self.args.op))}; "
+            f"{time.monotonic() - t0:.0f} s since it was started; {limit})")
+
     def _start(self) -> None:
         parent, child = self.ctx.Pipe()
         out_read, out_write = self.ctx.Pipe(duplex=False)
         proc = self.ctx.Process(target=_worker_main, args=(child, out_write, self.args, self.build, os.getpid()),
                                 daemon=True, name="pmqa-run-worker")
-        proc.start()
+        # Spawned with SIGINT blocked (this thread's mask, which the child inherits): a Ctrl-C at the
+        # terminal before the worker leads its own process group must not reach it (a traceback of its
+        # imports). Here it stays pending until the mask is restored.
+        mask = hasattr(signal, "pthread_sigmask")
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if mask else None
+        try:
+            proc.start()
+        finally:
+            if mask:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)
         child.close()
         out_write.close()
         self.proc, self.conn = proc, parent
@@ -261,28 +383,52 @@ class WorkerPool:
         out_read.close()
         self.relay.start()
         self.started += 1
+        try:
+            self._await_ready()
+        except BaseException:
+            self._kill()
+            raise
+
+    def _await_ready(self) -> None:
+        proc = self.proc
         stage = "starting the interpreter"
-        t0 = time.monotonic()
+        t0 = since = time.monotonic()
+        next_note = t0 + WAIT_NOTE_S
         while True:
-            left = None if self.startup_timeout_s is None else self.startup_timeout_s - (time.monotonic() - t0)
-            msg = self._next(None if left is None else max(left, 0.0))
+            now = time.monotonic()
+            left = None if self.startup_timeout_s is None else self.startup_timeout_s - (now - t0)
+            wait = max(next_note - now, 0.0) if left is None else max(min(left, next_note - now), 0.0)
+            msg = self._next(wait)
             if msg == "timeout":
-                pid = proc.pid
-                self._kill()
-                raise SetupError(f"the worker process {pid} did not start within --startup-timeout-s "
-                                 f"{self.startup_timeout_s:g} s: it was {stage} (a hang at import or set-up?); it was "
-                                 f"killed")
+                now = time.monotonic()
+                if now >= next_note:  # said before the timeout below: a stage that times out was shown
+                    self._wait_note(stage, since, t0)
+                    next_note = now + WAIT_REPEAT_S
+                if self.startup_timeout_s is not None and now - t0 >= self.startup_timeout_s:
+                    pid = proc.pid
+                    self._kill()
+                    raise SetupError(f"the worker process {pid} did not start within --startup-timeout-s "
+                                     f"{self.startup_timeout_s:g} s: it was {stage} (a hang at import or set-up?); it "
+                                     f"was killed")
+                continue
             if msg == "dead":
                 code = proc.exitcode
                 self._kill()
                 raise SetupError(f"the worker died while {stage} ({_describe_exit(code)})")
+            wrong = self._out_of_turn(msg, None)
+            if wrong:
+                pid = proc.pid
+                self._kill()
+                raise SetupError(f"the worker process {pid} cannot be trusted: while {stage} it sent {wrong}; it was "
+                                 f"killed")
             if msg[0] == "stage":
-                stage = msg[1]
+                stage, since = msg[3], time.monotonic()
+                next_note = since + WAIT_NOTE_S
                 continue
             if msg[0] == "fatal":
                 self._kill()
-                raise SetupError(msg[1])
-            self.header = msg[1]
+                raise SetupError(msg[3])
+            self.header = msg[3]
             return
 
     def _kill(self) -> None:
@@ -310,7 +456,11 @@ class WorkerPool:
         if self.proc is None:
             self._start()  # a SetupError here ends the run (the caller reports it)
         t0 = time.monotonic()
-        self.conn.send(("case", str(path)))
+        token = f"{os.getpid()}-{self.started}-{len(self.given) + 1}-{secrets.token_hex(4)}"
+        self.given[token] = f"case file {path}"
+        kills_before = oom_kills()
+        self.peak_rss = None
+        self.conn.send(("case", str(path), token))
         while True:
             msg = self._next(self.timeout_s)
             if msg == "timeout":
@@ -322,15 +472,49 @@ class WorkerPool:
             if msg == "dead":
                 code, pid = self.proc.exitcode, self.proc.pid
                 self._kill()
+                memory = ""
+                if code == -signal.SIGKILL:
+                    try:
+                        size: Optional[int] = path.stat().st_size
+                    except OSError:
+                        size = None
+                    memory = f": {oom_words(self.peak_rss, size, kills_before, oom_kills())}"
                 return self._fault(path, t0, f"the worker process {pid} died while running the case "
-                                             f"({_describe_exit(code)}); a fresh one takes the next case")
-            if msg[0] in ("call", "stage"):
+                                             f"({_describe_exit(code)}){memory}; a fresh one takes the next case")
+            wrong = self._out_of_turn(msg, token)
+            if wrong:
+                pid = self.proc.pid
+                self._kill()
+                self.anomalies.append((str(path), wrong))
+                return self._fault(path, t0, f"the worker's answers cannot be trusted: worker {pid} sent {wrong}; it "
+                                             f"and its process group were killed, a fresh one takes the next case (an "
+                                             f"op that forks must end its child with os._exit or exec)")
+            if msg[0] == "call":
                 continue
-            result = CaseResult(**msg[1])
+            result = CaseResult(**msg[3])
             if result.restart:
                 self._kill()
                 result.message += " (the device may be unusable after this: a fresh worker takes the next case)"
             return result
+
+    def _drain(self) -> None:
+        """After the last case: anything the worker still sent is out of turn (a late or duplicate answer)."""
+        while True:
+            try:
+                if self.conn is None or not self.conn.poll(0):
+                    return
+                msg = self.conn.recv()
+            except (EOFError, ConnectionError, OSError):
+                return
+            if isinstance(msg, tuple) and len(msg) == 4 and msg[0] in SETUP_KINDS + CASE_KINDS:
+                kind, pid, tok = msg[0], msg[1], msg[2]
+                wrong = (f"a {kind!r} message" + (f" from process {clean_line(repr(pid)[:40])}" if pid != self.proc.pid
+                                                  else "")
+                         + (f" for {self.given[tok]}, a case it had already answered for (a duplicate or late answer)"
+                            if tok in self.given else ""))
+            else:
+                wrong = self._out_of_turn(msg, None)
+            self.anomalies.append(("", f"after its last case, the worker process {self.proc.pid} sent {wrong}"))
 
     def close(self) -> None:
         if self.conn is not None:
@@ -340,6 +524,7 @@ class WorkerPool:
                 pass
         if self.proc is not None:
             self.proc.join(10)
+            self._drain()
         self._kill()
 
     def abort(self) -> None:
@@ -394,6 +579,12 @@ class DeviceWorkers:
     def started(self) -> int:
         with self._lock:
             return sum(p.started for p in self._pools.values())
+
+    @property
+    def anomalies(self) -> List[Tuple[str, str]]:
+        """Every device's answers out of turn (WorkerPool.anomalies)."""
+        with self._lock:
+            return [a for p in self._pools.values() for a in p.anomalies]
 
     def stop_taking(self) -> None:
         """No device takes another case (those running finish)."""

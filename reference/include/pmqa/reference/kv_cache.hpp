@@ -6,6 +6,7 @@
 #include <span>
 
 #include "pmqa/model/case.hpp"
+#include "pmqa/reference/fp4.hpp"
 #include "pmqa/reference/fp8.hpp"
 
 namespace pmqa {
@@ -18,6 +19,12 @@ inline std::int64_t kv_scale_offset(std::int64_t block_size, std::int64_t head_d
   return block_size * head_dim + 4 * t;
 }
 
+// e2m1 (case.hpp's layouts): the byte holding value d of token t (its low nibble when d is even),
+// and the byte of token t's scale for values [32g, 32g + 32), inside a block.
+std::int64_t kv_fp4_value_offset(KvLayout layout, std::int64_t t, std::int64_t d, std::int64_t head_dim) noexcept;
+std::int64_t kv_fp4_scale_offset(KvLayout layout, std::int64_t block_size, std::int64_t head_dim, std::int64_t t,
+                                 std::int64_t g) noexcept;
+
 // Reads decoded keys and scales of a case's cache (no validation beyond what validate() did).
 class KvReader {
  public:
@@ -25,8 +32,11 @@ class KvReader {
   std::uint8_t value_code(std::int64_t block, std::int64_t t, std::int64_t d) const noexcept;
   float value(std::int64_t block, std::int64_t t, std::int64_t d) const noexcept;
   float scale(std::int64_t block, std::int64_t t) const noexcept;
-  // Decodes token t of `block` into out[0..D).
+  // Decodes token t of `block` into out[0..D) (fp8 cases).
   void decode_token(std::int64_t block, std::int64_t t, std::span<float> out) const noexcept;
+  // e2m1 cases: value d's nibble, and the UE8M0 byte of its group g.
+  std::uint8_t fp4_nibble(std::int64_t block, std::int64_t t, std::int64_t d) const noexcept;
+  std::uint8_t fp4_scale_byte(std::int64_t block, std::int64_t t, std::int64_t g) const noexcept;
 
  private:
   const Case& c_;
@@ -50,6 +60,13 @@ void write_token(Case& c, std::int64_t block, std::int64_t t, std::span<const fl
 
 // Writes raw codes and a raw scale for token t (used to plant special codes).
 void write_token_codes(Case& c, std::int64_t block, std::int64_t t, std::span<const std::uint8_t> codes, float scale);
+
+// e2m1: quantizes one token's D values with a producer's quantizer into block `block`, slot t,
+// honouring the case's layout (head_dim 64 pads the scale word with 127, as DeepGEMM's quantizer);
+// and writes raw nibbles (D/2 packed bytes) and raw scale bytes (4) for token t.
+void write_fp4_token(Case& c, std::int64_t block, std::int64_t t, std::span<const float> x, const Fp4Quantizer& q);
+void write_fp4_token_codes(Case& c, std::int64_t block, std::int64_t t, std::span<const std::uint8_t> packed,
+                           std::span<const std::uint8_t> scales);
 
 // Rewrites a case's cache into another value layout (the same keys, bytes moved).
 Case with_layout(const Case& c, KvLayout layout);

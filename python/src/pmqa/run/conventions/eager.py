@@ -1,4 +1,4 @@
-"""eager: a framework's eager op (vLLM's torch fallback, or pmqa.run.eager_torch).
+"""eager: a framework's eager op (vLLM's torch fallback, or python/examples/eager_torch_op.py).
 
     logits = op(q_fp8, kv_cache, weights, context_lens, block_table, max_model_len, **--op-kwarg)
 

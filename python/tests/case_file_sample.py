@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .case_file import CaseFile
+from pmqa.cases import CaseFile
 
 
 def sample_case_file() -> CaseFile:
@@ -28,7 +28,7 @@ def sample_case_file() -> CaseFile:
     context_lens = np.array([33, 7], dtype=np.int32)
     block_table = np.array([[4, 1, 3], [2, -1, -1]], dtype=np.int32)
     cf = CaseFile(q=q, kv_cache=kv, weights=weights, context_lens=context_lens, block_table=block_table,
-                  block_size=block_size, max_model_len=max_model_len, fp8_format="e4m3fnuz", kv_layout="shuffle",
+                  block_size=block_size, max_model_len=max_model_len, value_format="e4m3fnuz", kv_layout="shuffle",
                   contract="valid-only", name="interop-sample", suite="interop", seed=12345678901234567890,
                   producer="interop-sample", extra={"bench_ms": "1.25", "note": "h\u00e9llo \u2713"})
     rows = b * n

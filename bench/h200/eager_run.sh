@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# On a GPU machine with python3 + torch + numpy: validate pmqa.run.eager_torch (the torch eager op)
+# On a GPU machine with python3 + torch + numpy: validate eager_torch_op (the torch eager op)
 # through pmqa-run's `eager` convention on the quick and standard suites, and print a short table.
 #
-#   python/src/pmqa/run/h200_eager.sh PMQA_BIN [OUT_DIR]
+#   bench/h200/eager_run.sh PMQA_BIN [OUT_DIR]
 #
 # PMQA_BIN: a built `pmqa` command (e.g. build-gpu/cli/pmqa from bench/h200/build.sh). OUT_DIR
 # (default ./pmqa_run_h200) receives, per row, cases/ (pmqa gen), out/ (pmqa-run), run.log, run.rc,
@@ -13,8 +13,9 @@
 #   3. quick and standard suites on cuda with --bench (bench_ms per case);
 # each as `pmqa gen` -> `python3 -m pmqa.run ... --skip-unsupported` -> `pmqa verify`. SHUFFLE cases
 # are skipped (the eager convention reads NORMAL only) and counted in the table.
-# Needs nothing but this repository's python/ folder (put on PYTHONPATH here) and PMQA_BIN; works
-# from a copy of the tree. PYTHON overrides the interpreter (default python3).
+# Needs this repository's python/ folder (put on PYTHONPATH here), PMQA_BIN, and pmqa's extension for
+# the interpreter in PMQA_CORE_DIR (bench/README.md, "Python on the GPU machine"); works from a copy of
+# the tree. PYTHON overrides the interpreter (default python3).
 # Exit status: 0 when the torch tests pass and every row's run and verify exit 0, else 1; 2 on usage.
 # For testing the script without torch (CI): PMQA_RUN_OP=MODULE:FUNCTION, PMQA_RUN_EXTRA="--backend
 # numpy ...", PMQA_RUN_GPU_DEVICE=cpu and PMQA_RUN_NO_TORCH=1 (skips the torch import and tests).
@@ -25,18 +26,18 @@ if [ $# -lt 1 ] || [ $# -gt 2 ]; then
   exit 2
 fi
 if [ ! -x "$1" ] || [ -d "$1" ]; then
-  echo "h200_eager.sh: $1 is not an executable pmqa" >&2
+  echo "eager_run.sh: $1 is not an executable pmqa" >&2
   exit 2
 fi
 pmqa=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-srcdir=$(cd "$here/../.." && pwd)  # python/src, the folder holding the pmqa package
-pydir=$(dirname "$srcdir")          # python/
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # bench/h200
+pydir=$(cd "$here/../../python" && pwd)              # python/
+srcdir=$pydir/src                                    # the folder holding the pmqa package
 out=${2:-$PWD/pmqa_run_h200}
 PY=${PYTHON:-python3}
-export PYTHONPATH="$srcdir:$pydir/tests${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$srcdir:$pydir/tests:$pydir/examples:$here${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONDONTWRITEBYTECODE=1
-op=${PMQA_RUN_OP:-pmqa.run.eager_torch:fp8_paged_mqa_logits}
+op=${PMQA_RUN_OP:-eager_torch_op:fp8_paged_mqa_logits}
 gpu=${PMQA_RUN_GPU_DEVICE:-cuda}
 read -r -a extra <<< "${PMQA_RUN_EXTRA:-}"
 no_torch=${PMQA_RUN_NO_TORCH:-0}
@@ -50,7 +51,7 @@ if [ "$no_torch" != 1 ]; then
   "$PY" -c 'import sys, numpy, torch
 print("python", sys.version.split()[0], "numpy", numpy.__version__, "torch", torch.__version__,
       "cuda", torch.cuda.is_available() and torch.cuda.get_device_name(0))' || {
-    echo "h200_eager.sh: $PY cannot import numpy and torch" >&2
+    echo "eager_run.sh: $PY cannot import numpy and torch" >&2
     exit 2
   }
   echo "== torch tests: python/tests/test_pmqa_run_torch.py (log: $out/torch_tests.log)"
@@ -97,8 +98,8 @@ run_row quick quick "$gpu" --bench
 run_row standard standard "$gpu" --bench
 
 echo
-"$PY" -B -m pmqa.run.table "$out" quick-cpu quick standard | tee "$out/table.md"
+"$PY" -B "$here/eager_table.py" "$out" quick-cpu quick standard | tee "$out/table.md"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo
-echo "h200_eager.sh: exit $status (outputs in $out)"
+echo "eager_run.sh: exit $status (outputs in $out)"
 exit $status

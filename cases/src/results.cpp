@@ -1,12 +1,12 @@
-#include "results.hpp"
+#include "pmqa/cases/results.hpp"
 
 #include <cstdio>
 #include <stdexcept>
 
 #include "pmqa/cases/atomic_file.hpp"
-#include "printable.hpp"
+#include "pmqa/cases/printable.hpp"
 
-namespace pmqa::cli {
+namespace pmqa::cases {
 namespace {
 
 // Printable (printable.hpp), then XML-escaped; in attributes newlines and tabs are escaped too.
@@ -33,15 +33,38 @@ std::string seconds_text(double s) {
 
 void write_or_throw(const std::filesystem::path& path, const std::string& text) {
   try {
-    cases::write_file_atomically(path, text);
+    write_file_atomically(path, text);
   } catch (const std::system_error& e) {
-    throw std::runtime_error("cannot write " + printable(path.string(), false) + ": " + cases::describe_write_error(e.code()));
+    throw std::runtime_error("cannot write " + printable(path.string(), false) + ": " + describe_write_error(e.code()));
   }
 }
 
 }  // namespace
 
-std::string junit_text(const std::string& producer, const std::vector<Result>& results) {
+Result run_case_result(std::string_view status, std::string suite, std::string name, std::string file,
+                       const std::string& message, double seconds) {
+  Result r;
+  r.suite = std::move(suite);
+  r.name = std::move(name);
+  r.file = std::move(file);
+  r.seconds = seconds;
+  if (status == "ok") {
+    r.passed = true;
+  } else if (status == "unsupported") {
+    r.skipped = true;
+  } else if (status == "invalid" || status == "not-run") {
+    r.error = true;
+  } else if (status != "failed") {
+    throw std::invalid_argument("run_case_result: status \"" + std::string(status) +
+                                "\" is not ok, failed, invalid, unsupported or not-run");
+  }
+  if (r.passed) return r;
+  r.message = message.empty() ? std::string(status) : message.substr(0, message.find('\n'));
+  r.details = message;
+  return r;
+}
+
+std::string junit_text(const std::string& producer, const std::vector<Result>& results, const Properties& properties) {
   int failures = 0, errors = 0, skipped = 0;
   double seconds = 0;
   for (const auto& r : results) {
@@ -56,6 +79,12 @@ std::string junit_text(const std::string& producer, const std::vector<Result>& r
   std::string f = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   f += "<testsuites name=\"" + xml(producer) + "\"" + counts + ">\n";
   f += "  <testsuite name=\"" + xml(producer) + "\"" + counts + ">\n";
+  if (!properties.empty()) {
+    f += "    <properties>\n";
+    for (const auto& [key, value] : properties)
+      f += "      <property name=\"" + xml(key) + "\" value=\"" + xml(value) + "\" />\n";
+    f += "    </properties>\n";
+  }
   for (const auto& r : results) {
     f += "    <testcase classname=\"" + xml(r.suite.empty() ? "pmqa" : r.suite) + "\" name=\"" + xml(r.name) +
          "\" time=\"" + seconds_text(r.seconds) + "\"";
@@ -74,8 +103,9 @@ std::string junit_text(const std::string& producer, const std::vector<Result>& r
   return f;
 }
 
-void write_junit(const std::filesystem::path& path, const std::string& producer, const std::vector<Result>& results) {
-  write_or_throw(path, junit_text(producer, results));
+void write_junit(const std::filesystem::path& path, const std::string& producer, const std::vector<Result>& results,
+                 const Properties& properties) {
+  write_or_throw(path, junit_text(producer, results, properties));
 }
 
 void write_json(const std::filesystem::path& path, const std::string& command, const std::vector<Result>& results) {
@@ -97,4 +127,4 @@ void write_json(const std::filesystem::path& path, const std::string& command, c
   write_or_throw(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
-}  // namespace pmqa::cli
+}  // namespace pmqa::cases

@@ -1,6 +1,6 @@
-"""python3 -m pmqa.run.table ROOT SUITE...: the summary table of a gen -> run -> verify pipeline.
+"""python3 bench/h200/eager_table.py ROOT SUITE...: the summary table of a gen -> run -> verify pipeline.
 
-Reads, for each suite, what h200_eager.sh leaves in ROOT/SUITE/: cases/ (from `pmqa gen`), out/ (from
+Reads, for each suite, what eager_run.sh leaves in ROOT/SUITE/: cases/ (from `pmqa gen`), out/ (from
 pmqa-run), run.rc and verify.rc (exit statuses), verify.json (`pmqa verify --json`), and prints one
 markdown row per suite: cases generated, cases skipped as inexpressible, passed / failed / invalid
 per pmqa verify, the median and the largest bench_ms over the verified files, and both exit

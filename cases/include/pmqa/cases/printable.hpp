@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-namespace pmqa::cli {
+namespace pmqa::cases {
 
 // keep_newlines: tabs and newlines stay as they are (multi-line reports); otherwise escaped too.
 std::string printable(std::string_view text, bool keep_newlines = true);
 
-}  // namespace pmqa::cli
+}  // namespace pmqa::cases

@@ -1,6 +1,6 @@
-#include "printable.hpp"
+#include "pmqa/cases/printable.hpp"
 
-namespace pmqa::cli {
+namespace pmqa::cases {
 namespace {
 
 void escape_byte(std::string& out, unsigned char c) {
@@ -64,4 +64,4 @@ std::string printable(std::string_view text, bool keep_newlines) {
   return out;
 }
 
-}  // namespace pmqa::cli
+}  // namespace pmqa::cases
