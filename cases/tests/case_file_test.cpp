@@ -376,7 +376,7 @@ TEST(CaseFileErrors, LogitsAreOptional) {
 
 TEST(CaseFileErrors, UnknownTensorAndField) {
   auto m = parse_error(testing::edit_header(sample_bytes(), [](json& h) { h["bias"] = h["weights"]; }));
-  EXPECT_CONTAINS(m, "bad.safetensors: tensor bias: unknown tensor; expected weights, context_lens, block_table, logits, q or kv_cache");
+  EXPECT_CONTAINS(m, "bad.safetensors: tensor bias: unknown tensor; expected weights, context_lens, block_table, logits, q, q_scales or kv_cache");
   m = parse_error(testing::edit_header(sample_bytes(), [](json& h) { h["q"]["strides"] = {1}; }));
   EXPECT_CONTAINS(m, "tensor q.strides: unknown field");
   m = parse_error(testing::edit_header(sample_bytes(), [](json& h) { h["q\n"] = 1; }));
@@ -405,7 +405,9 @@ TEST(CaseFileErrors, BadMetadataValues) {
       {"fp8_format", "fn", "__metadata__.fp8_format: \"fn\" is not one of e4m3fn or e4m3fnuz"},
       {"kv_layout", "SHUFFLE", "__metadata__.kv_layout: \"SHUFFLE\" is not one of normal or shuffle"},
       {"contract", "valid_only", "__metadata__.contract: \"valid_only\" is not one of clean or valid-only"},
-      {"format_version", "2", "__metadata__.format_version: \"2\" is not supported"},
+      {"format_version", "3", "__metadata__.format_version: \"3\" is not supported"},
+      // Version 2 names the value format (value_format, which e2m1 needs) instead of fp8_format.
+      {"format_version", "2", "__metadata__.value_format: missing"},
   };
   for (const auto& [key, value, expected] : cases) {
     SCOPED_TRACE(key + " = " + value);
@@ -456,7 +458,7 @@ TEST(CaseFileWriter, RejectsInconsistentInput) {
   CaseFile f = testing::sample_case_file();
   f.c.q.pop_back();
   EXPECT_CONTAINS(message_of([&] { (void)serialize_case_file(f); }),
-                  "<memory>: q: buffer holds 191 elements but shape [2, 2, 3, 16] [B, N, H, D] needs 192");
+                  "<memory>: q: buffer holds 191 elements but shape [2, 2, 3, 16] [B, N, H, D] (e2m1: [B, N, H, D/2]) needs 192");
   f = testing::sample_case_file();
   f.logits->push_back(0);
   EXPECT_CONTAINS(message_of([&] { (void)serialize_case_file(f); }), "<memory>: logits: buffer holds 161 elements");
