@@ -234,7 +234,7 @@ ENVELOPE = {"schema": "pmqa-envelope-overlay/1", "convention": "vllm-rocm",
                         "reason": "the stand-ins read NORMAL at every block size (the cuda section says so)"}],
             "platforms": {"cuda": {"note": "the stand-ins", "limits": [
                 {"id": "standin-layout", "field": "kv_layout", "in": ["normal"], "reason": "the stand-ins read NORMAL"},
-                {"id": "standin-fp8", "field": "fp8_format", "in": ["e4m3fn"],
+                {"id": "standin-fp8", "field": "value_format", "in": ["e4m3fn"],
                  "reason": "tl.float8e4nv: OCP only on NVIDIA"},
                 {"id": "standin-dim", "field": "head_dim", "in": [32, 64, 128], "reason": "tl.dot over D"},
                 {"id": "standin-heads", "field": "heads", "power_of_two": True,

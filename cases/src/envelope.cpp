@@ -199,6 +199,10 @@ Predicate parse_predicate(const json& j, const FieldInfo& f, std::string_view or
   return p;
 }
 
+// "fp8_format" is value_format's name from before e2m1 made it a value format of any kind: envelope
+// files and overlays written with it keep loading, meaning what they meant.
+std::string current_field_name(std::string name) { return name == "fp8_format" ? "value_format" : name; }
+
 Limit parse_limit(const json& j, std::string_view origin, const std::string& where, const std::string& section,
                   bool overlay) {
   if (!j.is_object()) fail(origin, where, "expected an object");
@@ -217,7 +221,7 @@ Limit parse_limit(const json& j, std::string_view origin, const std::string& whe
   }
   only_keys(j, {"id", "field", "in", "not_in", "min", "max", "multiple_of", "power_of_two", "equals", "when", "reason"},
             origin, where + " (" + l.id + ")");
-  l.field = text(j, "field", origin, where + " (" + l.id + ")", true);
+  l.field = current_field_name(text(j, "field", origin, where + " (" + l.id + ")", true));
   const FieldInfo* f = find_field(l.field);
   if (!f) {
     std::string list;
@@ -229,7 +233,7 @@ Limit parse_limit(const json& j, std::string_view origin, const std::string& whe
     const json& w = j.at("when");
     const std::string at = where + " (" + l.id + ").when";
     only_keys(w, {"field", "in", "not_in", "min", "max", "multiple_of", "power_of_two", "equals"}, origin, at);
-    l.when_field = text(w, "field", origin, at, true);
+    l.when_field = current_field_name(text(w, "field", origin, at, true));
     const FieldInfo* wf = find_field(*l.when_field);
     if (!wf) fail(origin, at + ".field", "unknown field \"" + *l.when_field + "\"");
     l.when = parse_predicate(w, *wf, origin, at);

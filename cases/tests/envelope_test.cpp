@@ -352,6 +352,25 @@ TEST(EnvelopeFile, OverlaysReplaceAddAndDropLimits) {
   EXPECT_TRUE(make_envelope("deepgemm", "rocm", {rocm}).platform_listed);
 }
 
+TEST(EnvelopeFile, TheFieldNameFromBeforeFp4StillLoads) {
+  // Overlays written when the field was fp8_format mean value_format, in a limit and in its when.
+  const auto o = parse_envelope(std::string(kOverlayHead) + R"("platforms": {"cuda": {"limits": [
+      {"id": "fn-only", "field": "fp8_format", "in": ["e4m3fn"], "reason": "OCP only"},
+      {"id": "fn-heads", "field": "heads", "in": [64], "when": {"field": "fp8_format", "in": ["e4m3fn"]},
+       "reason": "64 heads in OCP"}]}}})",
+                                "old.json");
+  const Envelope e = make_envelope("deepgemm", "cuda", {o});
+  CaseTraits t = traits_of(suite("standard")[0].spec);
+  t.value_format = "e4m3fnuz";  // the refusal names every limit the case is outside
+  EXPECT_NE(e.refusal(t).find("fn-only"), std::string::npos) << e.refusal(t);
+  t.value_format = "e4m3fn";
+  t.heads = 32;
+  EXPECT_EQ(e.refusal(t).find("fn-only"), std::string::npos) << e.refusal(t);
+  EXPECT_NE(e.refusal(t).find("fn-heads"), std::string::npos) << e.refusal(t);
+  t.value_format = "e4m3fnuz";  // the when no longer holds
+  EXPECT_EQ(e.refusal(t).find("fn-heads"), std::string::npos) << e.refusal(t);
+}
+
 TEST(EnvelopeFile, TheVllmEagerOverlayRefusesOnlyBlocksPastTheEnd) {
   const auto o = read_envelope_file(PMQA_ENVELOPE_DIR "/overlays/vllm-eager.json");
   const Envelope e = make_envelope("eager", "cuda", {o});

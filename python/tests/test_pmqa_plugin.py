@@ -273,7 +273,8 @@ def test_a_failure_leaves_artifacts_and_one_command(standin, tmp_path):
         reproduce, test = message_ending(got[name][1])
         assert reproduce == f"reproduce: pmqa verify {shlex.quote(str(folder / (name + '.safetensors')))}"
         assert test.startswith(f"test: test_broken.py::test_kernel[{name}]; again: ")
-        assert f" -m pytest -p pmqa.pytest_plugin 'test_broken.py::test_kernel[{name}]'" in test, test
+        plugin = "".join(f"{w} " for w in PLUGIN)  # -p pmqa.pytest_plugin where it was given (not installed)
+        assert f" -m pytest {plugin}'test_broken.py::test_kernel[{name}]'" in test, test
     bin_ = os.environ.get("PMQA_BIN")
     if bin_:
         argv = shlex.split(message_ending(got[failing[0]][1])[0][len("reproduce: "):])
