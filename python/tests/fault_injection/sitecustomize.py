@@ -73,9 +73,15 @@ if _SIGINT_AT:
     def _ctrl_c_hook(event, args):
         if _fired or event != _EVENT or (_ARG and (not args or str(args[0]) != _ARG)):
             return
-        if ("--multiprocessing-fork" in sys.orig_argv) != (_WHO == "worker"):
+        worker = "--multiprocessing-fork" in sys.orig_argv
+        if worker != (_WHO == "worker"):
             return
         _fired.append(event)
-        os.killpg(os.getpgid(0), signal.SIGINT)
+        if worker and signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, []):
+            # Said whatever the race's outcome: the worker must start with SIGINT blocked.
+            sys.stderr.write("fault injection: SIGINT is not blocked in the starting worker\n")
+        # The terminal's foreground group is pmqa-run's: a worker may already lead a group of its own,
+        # which no Ctrl-C at the terminal reaches.
+        os.killpg(os.getpgid(os.getppid() if worker else 0), signal.SIGINT)
 
     sys.addaudithook(_ctrl_c_hook)

@@ -370,6 +370,11 @@ class WorkerPool:
         # terminal before the worker leads its own process group must not reach it (a traceback of its
         # imports). Here it stays pending until the mask is restored.
         mask = hasattr(signal, "pthread_sigmask")
+        if mask:
+            # multiprocessing starts its resource tracker at the first spawn and, having started it,
+            # unblocks SIGINT in this thread whatever the mask was: start it first, so the mask holds.
+            from multiprocessing import resource_tracker
+            resource_tracker.ensure_running()
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if mask else None
         try:
             proc.start()
