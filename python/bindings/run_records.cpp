@@ -11,6 +11,7 @@
 #include <string>
 
 #include "bindings.hpp"
+#include "pmqa/cases/run_lock.hpp"
 #include "pmqa/cases/run_record.hpp"
 
 namespace py = pybind11;
@@ -209,6 +210,11 @@ void bind_run_records(py::module_& m) {
   m.def("result_name_problem", &cases::result_name_problem, py::arg("name"),
         "Why a name cannot be a result file's in a run's folder (\"\" when it can)");
   m.def("run_lock_held", [](const std::string& folder) { return cases::run_lock_held(folder); }, py::arg("folder"));
+  // Another run holds the folder's lock (pmqa.run.record.OutputBusy); its message says who.
+  py::register_exception<cases::RunLockBusy>(m, "RunLockBusy", PyExc_Exception);
+  m.def("lock_run_folder", &cases::lock_run_folder, py::arg("fd"), py::arg("run_id"), py::arg("producer"),
+        "Takes OUT/pmqa-run.lock's write lock on fd (an OFD lock: closing fd releases it) and says who holds "
+        "it; RunLockBusy when another run does, OSError (with errno) when the system refuses it");
 }
 
 }  // namespace pmqa::python
