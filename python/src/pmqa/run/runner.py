@@ -291,7 +291,7 @@ class Runner:
         except OSError as e:
             self.worst(EXIT_INVALID)
             say_error(f"pmqa-run: error: cannot write the run record in --out: {describe_os_error(e)}")
-        for line in summary_lines(self.record, self.args, self.status, self.cases, self.devices, self.out_dir):
+        for line in summary_lines(self.record, self.args, self.status, self.cases, self.devices):
             say(line)
         self.write_junit()
 
@@ -299,7 +299,7 @@ class Runner:
         if not self.args.junit:
             return
         try:
-            write_run_junit(self.args, self.record, self.producer, self.convention.name, self.out_dir, self.faults)
+            write_run_junit(self.args.junit, self.record, self.faults)
         except OSError as err:
             self.worst(EXIT_INVALID)
             say_error(f"pmqa-run: error: --junit {self.args.junit}: cannot write it: {describe_os_error(err)}")
