@@ -290,7 +290,7 @@ class Refusals(_Base):
         self.check("deepgemm_ok", "deepgemm", "shuffle-bs64-e4m3fn", "limit layout: kv_layout is shuffle")
 
     def test_fnuz_case_to_deepgemm(self):
-        self.check("deepgemm_ok", "deepgemm", "mma-special-codes-e4m3fnuz", "limit fp8-format: fp8_format is e4m3fnuz")
+        self.check("deepgemm_ok", "deepgemm", "mma-special-codes-e4m3fnuz", "limit fp8-format: value_format is e4m3fnuz")
 
     def test_fnuz_and_shuffle_to_aiter_on_cuda(self):
         self.check("aiter_fused_triton", "aiter-fused", "special-codes-e4m3fnuz", "fp8e4b8 not supported")
