@@ -21,7 +21,48 @@ std::string resume_hint(const RunRecord& record) {
   return "`pmqa-run --resume --out " + record.folder.string() + "`";
 }
 
+// text padded with spaces to `width` characters (UTF-8 code points, as Python's format counts them);
+// right: aligned to the right.
+std::string padded(const std::string& text, std::size_t width, bool right = false) {
+  const auto chars = static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+  const std::string pad(chars < width ? width - chars : 0, ' ');
+  return right ? pad + text : text + pad;
+}
+
+// Every line after the first indented by four spaces.
+std::string indented(const std::string& text) {
+  std::string out;
+  for (const char ch : text) out += ch == '\n' ? std::string("\n    ") : std::string(1, ch);
+  return out;
+}
+
 }  // namespace
+
+std::string case_line(const CaseOutcome& c) {
+  const std::string label = "case " + c.name + " (" + c.path + ")" + (c.device.empty() ? "" : " on device " + c.device);
+  const std::string where = c.convention + " on " + c.platform;
+  if (c.status == "ok") {
+    std::string bench = c.bench_ms.empty() ? "" : padded(c.bench_ms, 9, true) + " ms";
+    if (!c.kernel_ms.empty()) bench = padded(c.kernel_ms, 9, true) + " ms kernels, " + c.bench_ms + " ms wall";
+    const std::string ratio =
+        c.floor_ratio.empty() ? "" : "  x" + c.floor_ratio + " floor" + (c.floor_gated ? "" : " (not gated)");
+    const std::string path = c.kernel_path.empty() ? "" : "  path " + c.kernel_path;
+    const std::string on = c.device.empty() ? "" : "  [" + c.device + "]";
+    return "ok       " + padded(c.name, 26) + " " + padded(c.shape, 34) + " " + bench + ratio + path + on + "  " +
+           c.out_path;
+  }
+  if (c.status == "unsupported") {
+    if (c.skip_unsupported)
+      return "SKIP     " + padded(c.name, 26) + " " + padded(c.shape, 34) + " unsupported by " + where + ": " + c.message;
+    return "UNSUPPORTED " + label + ": " + where + ": " + c.message;
+  }
+  if (c.status == "failed")
+    return indented("FAIL     " + label + (c.floor_ratio.empty() ? "" : " [x" + c.floor_ratio + " floor]") + ": " +
+                    c.message);
+  if (c.status == "not-written") return indented("ERROR    " + label + ": " + c.message);
+  return indented("ERROR    " + c.message);
+}
 
 std::vector<std::string> run_summary_lines(const RunRecord& record, const RunSummaryFacts& facts) {
   std::map<std::string, std::size_t> count;

@@ -211,7 +211,20 @@ void bind_run_records(py::module_& m) {
   m.def("result_name_problem", &cases::result_name_problem, py::arg("name"),
         "Why a name cannot be a result file's in a run's folder (\"\" when it can)");
   m.def("run_lock_held", [](const std::string& folder) { return cases::run_lock_held(folder); }, py::arg("folder"));
-  // What pmqa-run says of its record at the end, and its --junit (pmqa/cases/run_report.hpp).
+  // What pmqa-run says of its cases, of its record at the end, and its --junit (pmqa/cases/run_report.hpp).
+  m.def(
+      "case_line",
+      [](const py::handle& r, const std::string& device, const py::dict& header, bool skip_unsupported) {
+        cases::CaseOutcome c{text_attr(r, "status"),    text_attr(r, "name"),      text_attr(r, "path"),
+                             text_attr(r, "message"),   text_attr(r, "shape"),     text_attr(r, "out_path"),
+                             text_attr(r, "bench_ms"),  text_attr(r, "kernel_ms"), text_attr(r, "floor_ratio"),
+                             text_attr(r, "kernel_path"), r.attr("floor_gated").cast<bool>(), device,
+                             utf8_of(header["convention"], "convention"), utf8_of(header["platform"], "platform"),
+                             skip_unsupported};
+        return text_of_utf8(cases::case_line(c));
+      },
+      py::arg("result"), py::arg("device"), py::arg("header"), py::arg("skip_unsupported"),
+      "The line printed when a case finishes (a CaseResult; header: the workers' convention and platform)");
   m.def(
       "run_summary_lines",
       [](const py::object& record, const py::iterable& case_filter, bool skip_unsupported, int status,

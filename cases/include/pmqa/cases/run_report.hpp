@@ -1,4 +1,5 @@
-// What a pmqa-run says about its record at the end, and in its JUnit: the summary lines (counts and
+// What a pmqa-run says about its cases: the line printed as each case finishes, and about its record
+// at the end and in its JUnit: the summary lines (counts and
 // exit status, the limits that refused cases, the worker processes it took, how to finish a stopped
 // run) and the JUnit report of the record as it stands (rewritten after every case, so a killed run
 // leaves one). Here rather than in the Python runner so the record's reading is one code: pmqa
@@ -13,6 +14,22 @@
 #include "pmqa/cases/run_record.hpp"
 
 namespace pmqa::cases {
+
+// A finished case as its line shows it (pmqa.run.case_run.CaseResult's fields, and the run's).
+struct CaseOutcome {
+  std::string status;  // ok, failed, unsupported, invalid, not-written
+  std::string name, path, message, shape, out_path;
+  std::string bench_ms, kernel_ms, floor_ratio, kernel_path;  // "" when not measured
+  bool floor_gated = false;                                   // the ratio was judged, not only printed
+  std::string device;                                         // --devices: the device that ran it ("" without)
+  std::string convention, platform;                           // the workers' header
+  bool skip_unsupported = false;
+};
+
+// The line printed when a case finishes. Not made printable here: the runner's console cleans every
+// line it prints; a message's later lines are indented, so none can read as a line of the runner's
+// (e.g. a forged "pmqa-run: ... (exit 0)" summary).
+std::string case_line(const CaseOutcome& c);
 
 // What the summary needs beyond the record: the command line's and the runner's facts.
 struct RunSummaryFacts {
