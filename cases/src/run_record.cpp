@@ -11,6 +11,7 @@
 
 #include "pmqa/cases/atomic_file.hpp"
 #include "pmqa/cases/printable.hpp"
+#include "pmqa/cases/run_lock.hpp"
 #include "python_json.hpp"
 
 namespace pmqa::cases {
@@ -202,18 +203,6 @@ void write_run_record(RunRecord record) {
   record.pid = ::getpid();
   record.host = host_name();
   write_file_atomically(record.path(), run_record_json(record));
-}
-
-bool run_lock_held(const fs::path& folder) {
-  // F_GETLK takes no lock, so a pmqa-run starting at this moment is never refused because of us.
-  const int fd = ::open((folder / kRunLockName).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
-  struct flock query {};
-  query.l_type = F_WRLCK;
-  query.l_whence = SEEK_SET;
-  const bool held = ::fcntl(fd, F_GETLK, &query) == 0 && query.l_type != F_UNLCK;
-  ::close(fd);
-  return held;
 }
 
 }  // namespace pmqa::cases

@@ -61,4 +61,19 @@ Tolerance Tolerance::named(std::string_view name) {
                               "' (expected fp32, matrix-unit, bf16-output or matrix-unit-bf16)");
 }
 
+JudgingProfile profile_for_logits(std::string_view recorded, std::string_view logits_dtype,
+                                  std::optional<bool> tensor_cores) {
+  const bool low_dtype = logits_dtype == "bfloat16" || logits_dtype == "float16";
+  const bool matrix_unit = tensor_cores ? *tensor_cores : recorded == "matrix-unit" || recorded == "matrix-unit-bf16";
+  const bool low = low_dtype || recorded == "bf16-output" || recorded == "matrix-unit-bf16";
+  JudgingProfile out{matrix_unit ? (low ? "matrix-unit-bf16" : "matrix-unit") : (low ? "bf16-output" : "fp32"), ""};
+  std::vector<std::string> reasons;
+  if (low_dtype) reasons.push_back("the logits are " + std::string(logits_dtype));
+  if (tensor_cores) reasons.push_back(std::string("tensor_cores=") + (*tensor_cores ? "True" : "False"));
+  if (recorded != "fp32" && !tensor_cores) reasons.push_back("the case file records " + std::string(recorded));
+  for (const auto& r : reasons) out.why += (out.why.empty() ? "" : ", ") + r;
+  if (out.why.empty()) out.why = "the default";
+  return out;
+}
+
 }  // namespace pmqa

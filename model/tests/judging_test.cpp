@@ -1,8 +1,10 @@
 // The one judging resolution: an override beats the file's metadata, which beats the default; a
-// bad name names its field; a name an override replaces is never parsed.
+// bad name names its field; a name an override replaces is never parsed. Then the profile that judges
+// logits nobody named one for (pmqa.judging_tolerance).
 #include <gtest/gtest.h>
 
 #include "pmqa/model/judging.hpp"
+#include "pmqa/model/tolerance.hpp"
 
 namespace pmqa {
 namespace {
@@ -66,6 +68,20 @@ TEST(Judging, EqualityComparesEveryPart) {
   EXPECT_NE(base, (Judging{Contract::valid_only, Tolerance::fp32(), NanRule::propagate}));
   EXPECT_NE(base, (Judging{Contract::clean, Tolerance::matrix_unit(), NanRule::propagate}));
   EXPECT_NE(base, (Judging{Contract::clean, Tolerance::fp32(), NanRule::relu_clamp}));
+}
+
+TEST(ProfileForLogits, TheDtypeAndTensorCoresMoveTheRecordedProfile) {
+  const auto is = [](const JudgingProfile& p, const char* profile, const char* why) {
+    EXPECT_EQ(p.profile, profile);
+    EXPECT_EQ(p.why, why);
+  };
+  is(profile_for_logits("fp32", "float32", std::nullopt), "fp32", "the default");
+  is(profile_for_logits("fp32", "bfloat16", std::nullopt), "bf16-output", "the logits are bfloat16");
+  is(profile_for_logits("fp32", "float16", true), "matrix-unit-bf16", "the logits are float16, tensor_cores=True");
+  is(profile_for_logits("fp32", "float32", false), "fp32", "tensor_cores=False");
+  is(profile_for_logits("matrix-unit", "float32", std::nullopt), "matrix-unit", "the case file records matrix-unit");
+  // tensor_cores is the caller's word on the sums; the recorded bf16 output stays.
+  is(profile_for_logits("matrix-unit-bf16", "float32", false), "bf16-output", "tensor_cores=False");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "bindings.hpp"
+#include "pmqa/dispatch/arch.hpp"
 #include "pmqa/dispatch/arch_table.hpp"
 #include "pmqa/dispatch/matrix.hpp"
 
@@ -92,6 +93,17 @@ py::dict matrix_fields(const ArchMatrix& m) {
 void bind_dispatch_data(py::module_& m) {
   py::register_exception<ArchTableError>(m, "ArchTableError", PyExc_ValueError);
   py::register_exception<MatrixError>(m, "MatrixError", PyExc_ValueError);
+  // pmqa's own arch parser decides what a device identity is: a name it refuses has no vendor.
+  m.def(
+      "arch_vendor",
+      [](const std::string& text) -> py::object {
+        try {
+          return py::str(std::string(to_string(parse_arch(text).vendor)));
+        } catch (const ArchParseError&) {
+          return py::none();
+        }
+      },
+      py::arg("text"), "\"amd\" or \"nvidia\" for a well-formed arch name (dispatch/arch.hpp); None otherwise");
   m.def(
       "arch_table",
       [](const std::optional<std::string>& path) {

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -21,6 +22,14 @@ namespace pmqa::python {
 
 void bind_model_names(py::module_& m) {
   m.def("tolerance_names", &Tolerance::names);
+  m.def(
+      "profile_for_logits",
+      [](const std::string& recorded, const std::string& logits_dtype, std::optional<bool> tensor_cores) {
+        const JudgingProfile p = profile_for_logits(recorded, logits_dtype, tensor_cores);
+        return std::make_pair(p.profile, p.why);
+      },
+      py::arg("recorded"), py::arg("logits_dtype"), py::arg("tensor_cores"),
+      "(profile, why) for logits no profile was named for (pmqa/model/tolerance.hpp)");
   m.def("contract_names", &contract_names);
   m.def("nan_rule_names", &nan_rule_names);
   m.def("fp8_format_names", &fp8_format_names);

@@ -1,6 +1,6 @@
-// Result files for Python: the JUnit XML pmqa check and pmqa verify write, for pmqa-run's cases too
-// (pmqa/cases/results.hpp), and the atomic writer every result file goes through
-// (pmqa/cases/atomic_file.hpp). A write the system refuses is an OSError carrying its errno (ENOSPC,
+// Result files for Python: the JUnit XML pmqa check and pmqa verify write, for pmqa-probe's rows too
+// (pmqa/cases/results.hpp; pmqa-run's JUnit is its record's, run_records.cpp), and the atomic writer
+// every result file goes through (pmqa/cases/atomic_file.hpp). A write the system refuses is an OSError carrying its errno (ENOSPC,
 // EROFS, ...), as os.write's was, so a runner tells "this folder takes no more writes" from a bad case.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -57,11 +57,12 @@ void bind_result_files(py::module_& m) {
       py::arg("os_errno"));
   m.def("no_more_writes_errnos", &cases::no_more_writes_errnos);
 
-  // JUnit for pmqa-run: results are objects with status (ok, failed, invalid, unsupported, not-run),
-  // suite, name, path, message and seconds; properties (name, value) pairs of the testsuite.
+  // JUnit written atomically: results are objects with status (ok, failed, invalid, unsupported,
+  // not-run; run_case_result says what each becomes), suite, name, path, message and seconds;
+  // properties (name, value) pairs of the testsuite. OSError (with errno) when it cannot be written.
   m.def(
-      "run_junit_text",
-      [](const std::string& producer, const py::iterable& results,
+      "write_junit",
+      [](const py::handle& path, const std::string& producer, const py::iterable& results,
          const std::vector<std::pair<py::object, py::object>>& properties) {
         std::vector<cases::Result> rs;
         for (const auto& r : results)
@@ -70,9 +71,12 @@ void bind_result_files(py::module_& m) {
                                               utf8_of(r.attr("message"), "message"), r.attr("seconds").cast<double>()));
         cases::Properties props;
         for (const auto& [k, v] : properties) props.emplace_back(utf8_of(k, "property name"), utf8_of(v, "property value"));
-        return text_of_utf8(cases::junit_text(producer, rs, props));
+        const std::string where = utf8_of(path, "path");
+        py::gil_scoped_release release;
+        cases::write_file_atomically(where, cases::junit_text(producer, rs, props));
       },
-      py::arg("producer"), py::arg("results"), py::arg("properties") = std::vector<std::pair<py::object, py::object>>{});
+      py::arg("path"), py::arg("producer"), py::arg("results"),
+      py::arg("properties") = std::vector<std::pair<py::object, py::object>>{});
 }
 
 }  // namespace pmqa::python

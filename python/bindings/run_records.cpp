@@ -11,7 +11,9 @@
 #include <string>
 
 #include "bindings.hpp"
+#include "pmqa/cases/run_lock.hpp"
 #include "pmqa/cases/run_record.hpp"
+#include "pmqa/cases/run_report.hpp"
 
 namespace py = pybind11;
 
@@ -209,6 +211,49 @@ void bind_run_records(py::module_& m) {
   m.def("result_name_problem", &cases::result_name_problem, py::arg("name"),
         "Why a name cannot be a result file's in a run's folder (\"\" when it can)");
   m.def("run_lock_held", [](const std::string& folder) { return cases::run_lock_held(folder); }, py::arg("folder"));
+  // What pmqa-run says of its cases, of its record at the end, and its --junit (pmqa/cases/run_report.hpp).
+  m.def(
+      "case_line",
+      [](const py::handle& r, const std::string& device, const py::dict& header, bool skip_unsupported) {
+        cases::CaseOutcome c{text_attr(r, "status"),    text_attr(r, "name"),      text_attr(r, "path"),
+                             text_attr(r, "message"),   text_attr(r, "shape"),     text_attr(r, "out_path"),
+                             text_attr(r, "bench_ms"),  text_attr(r, "kernel_ms"), text_attr(r, "floor_ratio"),
+                             text_attr(r, "kernel_path"), r.attr("floor_gated").cast<bool>(), device,
+                             utf8_of(header["convention"], "convention"), utf8_of(header["platform"], "platform"),
+                             skip_unsupported};
+        return text_of_utf8(cases::case_line(c));
+      },
+      py::arg("result"), py::arg("device"), py::arg("header"), py::arg("skip_unsupported"),
+      "The line printed when a case finishes (a CaseResult; header: the workers' convention and platform)");
+  m.def(
+      "run_summary_lines",
+      [](const py::object& record, const py::iterable& case_filter, bool skip_unsupported, int status,
+         int workers_started, std::size_t devices) {
+        cases::RunSummaryFacts facts{{}, skip_unsupported, status, workers_started, devices};
+        for (const auto& pattern : case_filter) facts.case_filter.push_back(utf8_of(pattern, "--case"));
+        py::list lines;
+        for (const auto& line : cases::run_summary_lines(record_of(record), facts)) lines.append(text_of_utf8(line));
+        return lines;
+      },
+      py::arg("record"), py::arg("case_filter"), py::arg("skip_unsupported"), py::arg("status"),
+      py::arg("workers_started"), py::arg("devices"));
+  m.def(
+      "write_run_junit",
+      [](const py::handle& path, const py::object& record, const py::iterable& faults) {
+        const RunRecord rec = record_of(record);
+        std::vector<std::string> fs;
+        for (const auto& f : faults) fs.push_back(utf8_of(f, "fault"));
+        const std::string where = utf8_of(path, "--junit");
+        py::gil_scoped_release release;
+        cases::write_run_record_junit(where, rec, fs);
+      },
+      py::arg("path"), py::arg("record"), py::arg("faults"),
+      "--junit FILE of the record as it stands, atomically; OSError (with errno) when it cannot be written");
+  // Another run holds the folder's lock (pmqa.run.record.OutputBusy); its message says who.
+  py::register_exception<cases::RunLockBusy>(m, "RunLockBusy", PyExc_Exception);
+  m.def("lock_run_folder", &cases::lock_run_folder, py::arg("fd"), py::arg("run_id"), py::arg("producer"),
+        "Takes OUT/pmqa-run.lock's write lock on fd (an OFD lock: closing fd releases it) and says who holds "
+        "it; RunLockBusy when another run does, OSError (with errno) when the system refuses it");
 }
 
 }  // namespace pmqa::python

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -312,6 +313,32 @@ class Runner(unittest.TestCase):
         status, text = self.run_op("racy", "eager", "--case", "plain", "--bench", "--iters", "2", "--warmup", "0")
         self.assertEqual(status, 1, text)
         self.assertIn("relaunches differ in 1 cell(s)", text)
+
+    def test_the_lock_holds_through_the_runs_start(self):
+        # The runner reads the folder's earlier, unfinished record after it took the lock (to say it
+        # replaces it), and that read asks whether the lock is held (it opens and closes the lock file).
+        # With a POSIX lock that close dropped the lock and let a second pmqa-run into the same --out.
+        status, text = self.run_op("eager_ok", "eager", "--case", "plain")
+        self.assertEqual(status, 0, text)
+        record = self.out / "pmqa-run.json"
+        record.write_text(record.read_text().replace('"complete": true', '"complete": false'))
+        from pmqa.run.options import make_parser
+        from pmqa.run.runner import Runner as RunnerOfCli
+        args = make_parser().parse_args(["--backend", "numpy", "--op", "run_standins:eager_ok", "--convention",
+                                         "eager", "--cases", str(self.cases), "--out", str(self.out), "--case", "plain"])
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+            runner = RunnerOfCli(args)  # everything a run does before its cases: lock, plan, record, JUnit
+        try:
+            self.assertIn("did not finish", buf.getvalue())  # the earlier record was read after locking
+            second = subprocess.run(
+                [sys.executable, "-c", "import fcntl, os, sys\nfd = os.open(sys.argv[1], os.O_RDWR)\n"
+                 "fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)", str(self.out / "pmqa-run.lock")],
+                capture_output=True, text=True)
+            self.assertNotEqual(second.returncode, 0, "a second process took the lock of a starting run")
+            self.assertRegex(second.stderr, "BlockingIOError|PermissionError")
+        finally:
+            runner.lock.release()
 
     def test_bench_relaunch_refills_caller_buffers(self):
         status, text = self.run_op("aiter_fused_ok", "aiter-fused", "--case", "plain", "--bench", "--iters", "2")

@@ -361,14 +361,6 @@ class Report:
         return f"<pmqa.Report {self.case.name}: {verdict}, worst {self.worst:.3g}>"
 
 
-# Which profile judges logits of each output type, with and without tensor-core sums (README "How pmqa
-# judges a kernel"): the output type is known from the logits themselves, the sums are the caller's word.
-_PROFILES = {(False, False): "fp32", (False, True): "bf16-output",
-             (True, False): "matrix-unit", (True, True): "matrix-unit-bf16"}
-_MATRIX_UNIT = {"matrix-unit", "matrix-unit-bf16"}
-_LOW_PRECISION = {"bfloat16", "float16"}
-
-
 def judging_tolerance(case: Case, logits: Any, tolerance: Optional[str] = None,
                       tensor_cores: Optional[bool] = None) -> Tuple[str, str]:
     """(profile, why) for these logits: the given tolerance; else the case file's "tolerance"
@@ -378,19 +370,9 @@ def judging_tolerance(case: Case, logits: Any, tolerance: Optional[str] = None,
         if tensor_cores is not None:
             raise ValueError("give tolerance= or tensor_cores=, not both: tolerance names the whole profile")
         return tolerance, "given"
+    # The rule is C++'s (pmqa/model/tolerance.hpp, profile_for_logits): README "How pmqa judges a kernel".
     recorded = core.judged_options(case._h)["tolerance"]
-    mu = recorded in _MATRIX_UNIT if tensor_cores is None else bool(tensor_cores)
-    dtype = _tensors.dtype_name(logits)
-    low = dtype in _LOW_PRECISION or recorded in ("bf16-output", "matrix-unit-bf16")
-    profile = _PROFILES[(mu, low)]
-    reasons = []
-    if dtype in _LOW_PRECISION:
-        reasons.append(f"the logits are {dtype}")
-    if tensor_cores is not None:
-        reasons.append(f"tensor_cores={bool(tensor_cores)}")
-    if recorded != "fp32" and tensor_cores is None:
-        reasons.append(f"the case file records {recorded}")
-    return profile, ", ".join(reasons) or "the default"
+    return core.profile_for_logits(recorded, _tensors.dtype_name(logits), tensor_cores)
 
 
 def _reproduce(case: Case, logits_are_the_files: bool, judged: Mapping[str, str]) -> str:

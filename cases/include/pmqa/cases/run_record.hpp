@@ -96,7 +96,4 @@ std::string run_record_json(const RunRecord& record);
 // writer; std::system_error carrying errno when the folder takes no more writes.
 void write_run_record(RunRecord record);
 
-// Whether a process holds the folder's lock (a pmqa-run that is still going), asked without taking it.
-bool run_lock_held(const std::filesystem::path& folder);
-
 }  // namespace pmqa::cases

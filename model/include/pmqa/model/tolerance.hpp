@@ -52,6 +52,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,5 +96,16 @@ struct Tolerance {
   static Tolerance named(std::string_view name);
   static std::vector<std::string> names();
 };
+
+// Which profile judges logits nobody named a profile for, and why (README "How pmqa judges a
+// kernel"): the output type is known from the logits themselves (logits_dtype: "bfloat16" and
+// "float16" are low precision), the sums are the caller's word (tensor_cores; unset: what the case
+// file records). recorded: the case file's "tolerance" (fp32 without it). why: "the default" when
+// nothing moved it from fp32, else the reasons joined with ", ".
+struct JudgingProfile {
+  std::string profile, why;
+};
+JudgingProfile profile_for_logits(std::string_view recorded, std::string_view logits_dtype,
+                                  std::optional<bool> tensor_cores);
 
 }  // namespace pmqa

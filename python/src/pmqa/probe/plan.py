@@ -9,10 +9,10 @@ the engine's own decision where it knowingly differs from the policy.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
+from .._native import core
 from .adapters import Adapter
 from .data import ArchTable, DataError, Matrix, Row
 
@@ -65,12 +65,9 @@ class ProbeRow:
 
 
 def vendor_of(arch: str) -> Optional[str]:
-    target = arch.split(":")[0]
-    if re.fullmatch(r"gfx[0-9]{2,3}[0-9a-f]", target):
-        return "amd"
-    if re.fullmatch(r"sm_[0-9]{2,3}", target):
-        return "nvidia"
-    return None
+    """"amd" or "nvidia" for a well-formed arch name, None for a malformed one (pmqa's own parser,
+    dispatch/include/pmqa/dispatch/arch.hpp, through pmqa._core)."""
+    return core.arch_vendor(arch)
 
 
 def _library_name(adapter: Adapter, vendor: Optional[str]) -> str:

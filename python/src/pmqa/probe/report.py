@@ -4,9 +4,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 from typing import List
-from xml.sax.saxutils import escape, quoteattr
 
+from .._native import core
 from .plan import ProbeRow
 
 VERDICT = {"ok": "ok", "mismatch": "MISMATCH", "error": "COULD NOT RUN", "skipped": "skipped"}
@@ -70,24 +71,16 @@ def summary(rows: List[ProbeRow], title: str, wall_s: float, interpreters: int) 
     return "\n".join(lines)
 
 
+# A probe verdict as the JUnit writer's status: a mismatch fails, a row that could not run is an error.
+_JUNIT_STATUS = {"ok": "ok", "mismatch": "failed", "error": "invalid", "skipped": "unsupported"}
+
+
 def write_junit(path: Path, rows: List[ProbeRow], title: str, wall_s: float) -> None:
-    counts = Counter(r.verdict for r in rows)
-    cases = []
-    for r in rows:
-        name = quoteattr(f"{r.id} {r.label}")
-        body = ""
-        if r.verdict == "mismatch":
-            body = f"<failure message={quoteattr(r.message.splitlines()[0])}>{escape(r.message)}</failure>"
-        elif r.verdict == "error":
-            body = f"<error message={quoteattr(r.message.splitlines()[0])}>{escape(r.message)}</error>"
-        elif r.verdict == "skipped":
-            body = f"<skipped message={quoteattr(r.message)}/>"
-        cases.append(f'    <testcase classname={quoteattr("pmqa-probe." + r.row.arch)} name={name}>{body}</testcase>')
-    xml = ['<?xml version="1.0" encoding="UTF-8"?>',
-           f'<testsuites><testsuite name={quoteattr("pmqa-probe " + title)} tests="{len(rows)}" '
-           f'failures="{counts["mismatch"]}" errors="{counts["error"]}" skipped="{counts["skipped"]}" '
-           f'time="{wall_s:.3f}">'] + cases + ["</testsuite></testsuites>"]
-    Path(path).write_text("\n".join(xml) + "\n")
+    """By the one JUnit writer pmqa check, pmqa verify and pmqa-run use (cases/include/pmqa/cases/
+    results.hpp); a row not probed is <skipped> with its reason."""
+    results = [SimpleNamespace(status=_JUNIT_STATUS[r.verdict], suite=f"pmqa-probe.{r.row.arch}",
+                               name=f"{r.id} {r.label}", path="", message=r.message, seconds=0.0) for r in rows]
+    core.write_junit(str(path), f"pmqa-probe {title}", results, [("wall_s", f"{wall_s:.3f}")])
 
 
 def write_json(path: Path, rows: List[ProbeRow], meta: dict) -> None:

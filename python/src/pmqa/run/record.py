@@ -12,22 +12,18 @@ the run from it. Its reader and writer are the C++ ones pmqa verify uses
 result must be a plain file name in the folder, or the record is refused, by verify and --resume
 alike); the dataclasses here are the record as the runner keeps it while cases finish.
 
-OUT/pmqa-run.lock is held (a POSIX write lock, fcntl F_SETLK) for the whole run: a second pmqa-run
-into the same folder is refused with the holder's pid and run id instead of overwriting its
-results. The kernel drops the lock when the process ends, however it ends, so a killed run never
-leaves a stale lock; `pmqa verify` asks whether it is held (F_GETLK) without taking it, so it can
-say "still running" and never makes a starting run fail. POSIX locks belong to the process and are
-dropped when it closes any descriptor of the file, so the runner opens the lock file once only.
+OUT/pmqa-run.lock is held for the whole run: a second pmqa-run into the same folder is refused with
+the holder's pid and run id instead of overwriting its results; `pmqa verify` asks whether it is held
+without taking it, so it can say "still running". The lock is C++'s (cases/include/pmqa/cases/
+run_lock.hpp): an open-file-description lock, which only closing the descriptor it was taken on
+releases (a POSIX lock was dropped by any close of the file in the process: reading the folder's
+earlier record after locking let a second run in). The kernel drops it when the process ends.
 """
 
 from __future__ import annotations
 
-import errno
-import fcntl
-import json
 import os
 import secrets
-import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,8 +41,8 @@ FINISHED = ("ok", "failed", "unsupported", "invalid")
 RecordError = core.RunRecordError
 
 
-class OutputBusy(Exception):
-    """Another pmqa-run holds the folder's lock."""
+#: Another pmqa-run holds the folder's lock (the message says who).
+OutputBusy = core.RunLockBusy
 
 
 def new_run_id() -> str:
@@ -132,7 +128,7 @@ def _clean_values(value: Any) -> Any:
 
 
 class OutputLock:
-    """The folder's lock (a POSIX write lock on OUT/pmqa-run.lock), held until release() or exit."""
+    """The folder's lock (OUT/pmqa-run.lock), held until release() or exit."""
 
     def __init__(self, out_dir: Path):
         self.path = out_dir / LOCK_NAME
@@ -142,35 +138,16 @@ class OutputLock:
         """OutputBusy when another run holds it; OSError when the folder cannot be written (EROFS, ...)."""
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
         try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            holder = _read_holder(fd)
+            core.lock_run_folder(fd, run_id, producer)
+        except BaseException:
             os.close(fd)
-            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise OutputBusy(holder) from None
             raise
-        try:
-            info = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "run_id": run_id,
-                               "producer": producer, "since": now()}, ensure_ascii=True).encode("ascii")
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, info + b"\n", 0)
-        except OSError:
-            pass  # who holds it is only for the message a second run prints; the lock itself is held
         self.fd = fd
 
     def release(self) -> None:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
-
-
-def _read_holder(fd: int) -> str:
-    try:
-        doc = json.loads(os.pread(fd, 4096, 0).decode("utf-8"))
-        return (f"pid {doc['pid']} on {doc['host']}, run {doc['run_id']} of {doc['producer']}, since "
-                f"{doc['since']}")
-    except (OSError, ValueError, KeyError, TypeError):
-        return "a process that has not said who it is yet"
 
 
 __all__ = ["FINISHED", "LOCK_NAME", "RECORD_NAME", "SCHEMA", "OutputBusy", "OutputLock", "RecordError",

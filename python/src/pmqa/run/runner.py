@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import List, Optional
 
+from pmqa._native import core
 from pmqa.cases.atomic_file import CANNOT_WRITE_HERE, describe_os_error
 
 from .case_run import CaseResult
@@ -18,7 +19,6 @@ from .option_checks import check_options, check_paths
 from .options import EXIT_INVALID, EXIT_OK, EXIT_OP_FAILED, UsageError
 from .plan import plan_run, resume_plan
 from .record import OutputBusy, OutputLock, RecordedCase, RunRecord, new_run_id
-from .report import case_line, summary_lines, write_run_junit
 from .text import clean_line, indented, say, say_error
 from .worker import DeviceWorkers, InProcess, SetupError, WorkerPool
 
@@ -272,7 +272,7 @@ class Runner:
         entry.written, entry.sha256 = r.written, r.sha256
         entry.shape, entry.limit, entry.bench_ms = r.shape, r.limit, r.bench_ms
         entry.floor_ratio, entry.kernel_path = r.floor_ratio, r.kernel_path
-        say(case_line(r, entry.device, self.cases.header, self.args.skip_unsupported))
+        say(core.case_line(r, entry.device, self.cases.header, self.args.skip_unsupported))
 
     def case_status(self, c: RecordedCase) -> int:
         if c.status == "ok" or (c.status == "unsupported" and self.args.skip_unsupported):
@@ -291,7 +291,10 @@ class Runner:
         except OSError as e:
             self.worst(EXIT_INVALID)
             say_error(f"pmqa-run: error: cannot write the run record in --out: {describe_os_error(e)}")
-        for line in summary_lines(self.record, self.args, self.status, self.cases, self.devices, self.out_dir):
+        # The case lines, the summary and the JUnit are C++'s (cases/include/pmqa/cases/run_report.hpp).
+        started = 0 if self.args.in_process or self.cases is None else self.cases.started
+        for line in core.run_summary_lines(self.record, self.args.case or [], self.args.skip_unsupported, self.status,
+                                           started, len(self.devices)):
             say(line)
         self.write_junit()
 
@@ -299,7 +302,7 @@ class Runner:
         if not self.args.junit:
             return
         try:
-            write_run_junit(self.args, self.record, self.producer, self.convention.name, self.out_dir, self.faults)
+            core.write_run_junit(self.args.junit, self.record, self.faults)
         except OSError as err:
             self.worst(EXIT_INVALID)
             say_error(f"pmqa-run: error: --junit {self.args.junit}: cannot write it: {describe_os_error(err)}")
