@@ -5,6 +5,7 @@
 // and runs the real kernels with it, so every mutant is the real kernel with one bug injected.
 #pragma once
 
+#include "pmqa_kernels/common/fp4.hpp"
 #include "pmqa_kernels/common/fp8.hpp"
 #include "pmqa_kernels/common/kv_index.hpp"
 #include "pmqa_kernels/common/params.hpp"
@@ -17,8 +18,31 @@ struct Faithful {
   template <bool kFnuz>
   static PMQA_DEV float decode_k(std::uint8_t code) { return fp8_to_float<kFnuz>(code); }
 
+  // e2m1 (common/fp4.hpp). q and keys pick their nibbles apart: a reader that swapped both alike
+  // would give the same dots, so only one that treats them differently is a bug a logit can show.
+  static PMQA_DEV std::uint32_t q_nibble(std::uint8_t byte, int d) { return e2m1_nibble(byte, d); }
+  static PMQA_DEV std::uint32_t k_nibble(std::uint8_t byte, int d) { return e2m1_nibble(byte, d); }
+  static PMQA_DEV float decode_e2m1(std::uint32_t nibble) { return e2m1_to_float(nibble); }
+  // The scale of 32-value group g (its UE8M0 byte given), of q and of a key.
+  static PMQA_DEV float q_group_scale(std::uint8_t byte, int /*g*/) { return ue8m0_to_float(byte); }
+  static PMQA_DEV float k_group_scale(std::uint8_t byte, int /*g*/) { return ue8m0_to_float(byte); }
+  // Byte offsets within a block of key value (t, d) and of token t's scale byte of group g.
+  template <int kD>
+  static PMQA_DEV std::int64_t e2m1_value_offset(const LogitsParams& p, std::int64_t t, int d) { return kdev::e2m1_value_offset<kD>(p, t, d); }
+  template <int kD>
+  static PMQA_DEV std::int64_t e2m1_scale_offset(const LogitsParams& p, std::int64_t t, int g) { return kdev::e2m1_scale_offset<kD>(p, t, g); }
+  // Byte offset of q[b][n][h]'s scale byte of group g in [B, N, H, 4].
+  static PMQA_DEV std::int64_t q_scale_offset(const LogitsParams& p, std::int64_t b, std::int64_t n, std::int64_t h, int g) {
+    return ((b * p.next_n + n) * p.heads + h) * 4 + g;
+  }
+
   template <int kD>
   static PMQA_DEV std::int64_t value_offset(bool shuffle, std::int64_t t, int d) { return kdev::value_offset<kD>(shuffle, t, d); }
+  // The physical block of logical block `logical` of sequence b, from the block table (the portable
+  // kernels' lookup; the matrix-unit kernels read the table in their copy loops).
+  static PMQA_DEV std::int64_t page(const LogitsParams& p, std::int64_t b, std::int64_t logical) {
+    return p.block_table[b * p.max_blocks_per_seq + logical];
+  }
   // Byte offset of a physical block in the cache.
   static PMQA_DEV std::int64_t block_offset(std::int64_t page, std::int64_t block_stride) { return page * block_stride; }
   // Byte offset of token t's scale within a block.

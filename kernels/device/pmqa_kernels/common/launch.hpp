@@ -34,7 +34,6 @@ inline constexpr int kInstantiatedHeadDims[] = {32, 64, 128};
 // Why a case is outside the shapes every kernel takes, or "" when it is inside (the host API
 // refuses such a case before choosing a kernel).
 inline std::string unsupported_shape(const Case& c) {
-  if (is_fp4(c.format)) return "e2m1 values: pmqa's kernels read fp8 values only";
   if (std::find(std::begin(kInstantiatedHeadDims), std::end(kInstantiatedHeadDims), c.head_dim) == std::end(kInstantiatedHeadDims))
     return "head_dim = " + std::to_string(c.head_dim) + " is not supported by the kernels (32, 64 or 128)";
   if (c.batch > 65535) return "batch = " + std::to_string(c.batch) + " exceeds the grid's y limit 65535";
@@ -46,7 +45,7 @@ inline std::string unsupported_shape(const Case& c) {
   return "";
 }
 
-// Calls f.template operator()<kD, kFnuz>() for the case's head_dim and fp8 format (one of
+// Calls f.template operator()<kD, kFnuz>() for an fp8 case's head_dim and format (one of
 // kInstantiatedHeadDims: the host API has refused the others).
 template <class F>
 void with_instance(const Case& c, F&& f) {
@@ -57,6 +56,24 @@ void with_instance(const Case& c, F&& f) {
     case 128: fnuz ? f.template operator()<128, true>() : f.template operator()<128, false>(); break;
     default: throw std::logic_error("with_instance: " + unsupported_shape(c));
   }
+}
+
+// Calls f.template operator()<kD>() for an e2m1 case's head_dim (64 or 128: validate() refuses
+// the others, one scale word holding four 32-value groups).
+template <class F>
+void with_e2m1_instance(const Case& c, F&& f) {
+  switch (c.head_dim) {
+    case 64: f.template operator()<64>(); break;
+    case 128: f.template operator()<128>(); break;
+    default: throw std::logic_error("with_e2m1_instance: head_dim " + std::to_string(c.head_dim) + " with e2m1 values");
+  }
+}
+
+// Why a matrix-unit kernel refuses e2m1 values: its matrix instructions take fp8 operands, and
+// the block-scaled fp4 ones (tcgen05 MXF4 on sm_100, MFMA scaled on gfx950) are not written here.
+inline std::string e2m1_unfit(const Case& c, const char* kernel_kind) {
+  if (!is_fp4(c.format)) return "";
+  return std::string("e2m1 values: ") + kernel_kind + " multiplies fp8 operands, and pmqa has no block-scaled fp4 variant of it";
 }
 
 // The matrix-unit kernels' shapes (fused-mma, fused-mfma): D 128 in 64-key chunks, 32 to 128

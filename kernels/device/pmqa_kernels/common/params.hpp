@@ -8,7 +8,8 @@
 PMQA_KDEV_BEGIN
 
 struct LogitsParams {
-  const std::uint8_t* q = nullptr;          // [B, N, H, D] fp8
+  const std::uint8_t* q = nullptr;          // [B, N, H, D] fp8, or [B, N, H, D/2] e2m1 pairs
+  const std::uint8_t* q_scales = nullptr;   // e2m1: [B, N, H, 4] UE8M0 bytes
   const std::uint8_t* kv = nullptr;         // [num_blocks, block_stride] bytes
   const float* weights = nullptr;           // [B*N, H]
   const std::int32_t* context_lens = nullptr;  // [B] or [B, N]
@@ -22,6 +23,7 @@ struct LogitsParams {
   int block_shift = -1;  // log2(block_size) when it is a power of two: keys split with a shift, not a 64-bit division
   int context_lens_2d = 0;
   int shuffle = 0;
+  int interleaved = 0;  // e2m1: the scale words in FlashInfer's interleaved slot order (block_size 128)
   // fused-mma scores the rows of next_n values [mma_n_begin, mma_n_begin + mma_n_count) per launch
   // (its shared memory holds 128 query rows at most; larger N*H takes several launches).
   std::int64_t mma_n_begin = 0, mma_n_count = 0;

@@ -11,7 +11,8 @@ struct FusedMfmaSpec {
   static Tolerance tolerance() { return Tolerance::matrix_unit(); }
   static KernelShapes shapes() { return matrix_shapes(); }
   static std::string unfit(const Case& c, const DeviceCaps& d) {
-    if (!d.runs(MatrixKind::mfma, *fp8_of(c.format)))  // unsupported_shape refused e2m1 before
+    if (const std::string why = e2m1_unfit(c, "MFMA"); !why.empty()) return why;
+    if (!d.runs(MatrixKind::mfma, *fp8_of(c.format)))  // an fp8 format past the line above
       return "the device has no fp8 MFMA for " + std::string(to_string(c.format)) + " (gfx942 takes FNUZ, gfx950 OCP)";
     return shape_unfit(shapes(), c);
   }

@@ -14,6 +14,7 @@ struct FusedWgmmaSpec {
   static constexpr bool kTakesTuning = true;  // Tuning::Wgmma (fused_mma/tuning.hpp)
   static KernelShapes shapes() { return matrix_shapes(); }
   static std::string unfit(const Case& c, const DeviceCaps& d) {
+    if (const std::string why = e2m1_unfit(c, "wgmma"); !why.empty()) return why;
     if (!d.has(MatrixKind::wgmma)) return "the device has no wgmma (sm_90 running sm_90a code)";
     if (c.format != ValueFormat::e4m3fn) return "wgmma takes OCP e4m3 only and the case is FNUZ";
     return shape_unfit(shapes(), c);
@@ -52,6 +53,7 @@ struct FusedMmaSyncSpec {
   static KernelShapes shapes() { return matrix_shapes(); }
   // The fp8 is decoded exactly to f16 before the mma, so either format runs wherever mma.sync does.
   static std::string unfit(const Case& c, const DeviceCaps& d) {
+    if (const std::string why = e2m1_unfit(c, "mma.sync"); !why.empty()) return why;
     if (!d.has(MatrixKind::mma_sync)) return "the device has no fp8 mma.sync (NVIDIA sm_89 and later)";
     return shape_unfit(shapes(), c);
   }

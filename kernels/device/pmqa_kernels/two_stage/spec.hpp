@@ -12,6 +12,7 @@ struct TwoStageSpec {
   static constexpr bool kPerHeadBuffer = true;  // stage 1 writes [H, B*N, max_model_len]
   static Tolerance tolerance() { return Tolerance::fp32(); }
   static KernelShapes shapes() { return {}; }
+  // Stage 1 is fused-scalar's head loop: any device, fp8 or e2m1 in any layout.
   static std::string unfit(const Case&, const DeviceCaps&) { return ""; }
 
   template <class Hooks, class Backend>
@@ -21,10 +22,17 @@ struct TwoStageSpec {
     be.launch("fill_minus_infinity_kernel", kdev::fill_minus_infinity_kernel<Hooks>,
               dim3(static_cast<unsigned>(flat_blocks(cells, be.resident_blocks(), kdev::kFlatThreads))), dim3(kdev::kFlatThreads),
               a.p.per_head, cells);
-    with_instance(c, [&]<int kD, bool kFnuz>() {
-      be.launch("stage1_kernel", kdev::stage1_kernel<Hooks, kD, kFnuz>, kdev::scalar_grid(c.max_model_len, c.batch),
-                dim3(kdev::kFusedThreads), a.p);
-    });
+    if (is_fp4(c.format)) {
+      with_e2m1_instance(c, [&]<int kD>() {
+        be.launch("stage1_e2m1_kernel", kdev::stage1_e2m1_kernel<Hooks, kD>, kdev::scalar_grid(c.max_model_len, c.batch),
+                  dim3(kdev::kFusedThreads), a.p);
+      });
+    } else {
+      with_instance(c, [&]<int kD, bool kFnuz>() {
+        be.launch("stage1_kernel", kdev::stage1_kernel<Hooks, kD, kFnuz>, kdev::scalar_grid(c.max_model_len, c.batch),
+                  dim3(kdev::kFusedThreads), a.p);
+      });
+    }
     be.launch("head_sum_kernel", kdev::head_sum_kernel<Hooks>,
               dim3(static_cast<unsigned>(flat_blocks(c.rows() * c.max_model_len, be.resident_blocks(), kdev::kFlatThreads))),
               dim3(kdev::kFlatThreads), a.p);

@@ -49,10 +49,11 @@ class PreparedRun {
  public:
   PreparedRun(Backend& be, Path path, const Case& c, const RunOptions& o)
       : be_(be), c_(c), kernel_(choose_kernel<Hooks, Tuning, Backend>(path, c, be.caps(), o.kernel)),
-        q_(be, c.q), kv_(be, c.kv_cache), weights_(be, c.weights), lens_(be, c.context_lens), table_(be, c.block_table),
+        q_(be, c.q), q_scales_(be, c.q_scales), kv_(be, c.kv_cache), weights_(be, c.weights), lens_(be, c.context_lens), table_(be, c.block_table),
         host_out_(c.rows(), c.max_model_len, o.row_pad, o.guard),
         out_(be, host_out_.storage().size()) {
     p_.q = q_.get();
+    p_.q_scales = q_scales_.get();  // e2m1; a 1-byte placeholder for fp8
     p_.kv = kv_.get();
     p_.weights = weights_.get();
     p_.context_lens = lens_.get();
@@ -72,6 +73,7 @@ class PreparedRun {
                          : -1;
     p_.context_lens_2d = c.context_lens_2d ? 1 : 0;
     p_.shuffle = c.layout == KvLayout::shuffle ? 1 : 0;
+    p_.interleaved = c.layout == KvLayout::interleaved ? 1 : 0;
     if (kernel_.key_map_fits) use_key_map(c);
     if (kernel_.per_head_buffer && !empty()) {
       per_head_ = std::make_unique<DeviceArray<Backend, float>>(be, static_cast<std::size_t>(c.heads * c.rows() * c.max_model_len));
@@ -121,7 +123,7 @@ class PreparedRun {
   Backend& be_;
   const Case& c_;
   ChosenKernel<Backend> kernel_;
-  DeviceArray<Backend, std::uint8_t> q_, kv_;
+  DeviceArray<Backend, std::uint8_t> q_, q_scales_, kv_;
   DeviceArray<Backend, float> weights_;
   DeviceArray<Backend, std::int32_t> lens_, table_;
   OutputBuffer host_out_;
